@@ -1,0 +1,43 @@
+"""The ``trustgate`` command.
+
+Exit codes are part of the interface so the command can sit in a user's CI:
+0 = everything checked passed, 1 = something failed or was removed,
+2 = bad input (one line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from trustgate.cli import _common
+from trustgate.cli import files as _files
+
+__all__ = ["main"]
+
+# Each command family lives in its own module exposing ``register(subparsers)``.
+_FAMILIES = [_files]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _common.Parser(prog="trustgate", description=__doc__)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for family in _FAMILIES:
+        family.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(argv) if argv is not None else None)
+    except _common.UsageError as exc:
+        print(f"trustgate: {exc}", file=sys.stderr)
+        return 2
+    return _common.run(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,3 @@
+from trustgate.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,99 @@
+"""Typed errors.
+
+Everything trustgate raises on purpose derives from :class:`TrustgateError`, and
+nothing derives from ``OSError``/``ValueError``: a caller's broad ``except OSError``
+around file handling must never swallow a refused citation or a halted gate.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trustgate.findings import Finding
+
+__all__ = [
+    "ArtifactIntegrityError",
+    "ClaimParseError",
+    "ConfigurationError",
+    "EvidenceRefused",
+    "GitError",
+    "InputError",
+    "LangGraphCompatibilityError",
+    "LedgerConflict",
+    "TrustgateError",
+    "VerdictError",
+]
+
+
+class TrustgateError(Exception):
+    """Root of every error trustgate raises deliberately."""
+
+
+class ConfigurationError(TrustgateError):
+    """The library was set up wrongly (bad argument, missing evidence source)."""
+
+
+class InputError(TrustgateError):
+    """Input handed to trustgate cannot be used at all (unreadable file, bad JSON)."""
+
+
+class ClaimParseError(InputError):
+    """Model output that should carry claims does not have the expected shape.
+
+    Verifiers turn this into a failed finding (``malformed_claim``) rather than
+    letting it escape: a malformed claim is a failed inspection, never a pass.
+    """
+
+
+class EvidenceRefused(TrustgateError):
+    """A source read was refused by a guard (path escape, scope, size, encoding...).
+
+    Carries the stable finding ``code`` so callers that are not verifiers (the CLI,
+    ``Workspace.acquire``) can report exactly what a verifier would have.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        path: str | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.path = path
+        self.detail = dict(detail or {})
+
+    def to_finding(self, verifier: str, subject: str | None = None) -> Finding:
+        from trustgate.findings import Finding
+
+        return Finding.failed(
+            verifier,
+            self.code,
+            self.message,
+            subject=subject if subject is not None else self.path,
+            detail=self.detail,
+        )
+
+
+class GitError(TrustgateError):
+    """git could not answer (not a repository, unknown revision, git missing)."""
+
+
+class LedgerConflict(TrustgateError):
+    """Different content was offered under an artifact id the ledger already holds."""
+
+
+class ArtifactIntegrityError(TrustgateError):
+    """An artifact's id or content hash does not match its own fields."""
+
+
+class VerdictError(TrustgateError):
+    """A model verifier's verdict is not exactly one well-formed, agreeing object."""
+
+
+class LangGraphCompatibilityError(TrustgateError):
+    """LangGraph internals trustgate relies on are not what this version expects."""

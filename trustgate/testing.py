@@ -1,0 +1,191 @@
+"""Scripted chat models for mutation tests.
+
+A control is only real once you have watched it stop something (seed 002). These
+models stand in for a real LLM: they return exactly what the test scripted — an
+honest answer or a confident lie — so a test can assert the lie never got through.
+They speak the full chat-model interface (sync, async, token streaming, tool calls,
+structured output), so a guarded graph cannot tell them from a provider's model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.exceptions import OutputParserException
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable, RunnableLambda
+from pydantic import BaseModel, PrivateAttr
+
+from trustgate.errors import TrustgateError
+
+__all__ = ["ScriptExhausted", "ScriptedChatModel", "honest_model", "lying_model"]
+
+Scripted = AIMessage | str | dict[str, Any] | Callable[[list[BaseMessage]], "AIMessage | str"]
+
+_TOKEN = re.compile(r"\S+\s*|\s+")
+
+
+class ScriptExhausted(TrustgateError):
+    """The scripted model was called more often than the test scripted."""
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A chat model that answers from a script, in order.
+
+    Each entry is the reply to one call: a string, an ``AIMessage`` (tool calls
+    included), a dict (sent as JSON text, handy for structured output) or a callable
+    that receives the messages the model was given and returns a reply. ``calls``
+    records every input, so a test can assert what the model saw (e.g. the issue list
+    on a re-render).
+
+    Example:
+        ```python
+        from trustgate.testing import ScriptedChatModel
+
+        model = ScriptedChatModel(responses=["The deploy caused it."], personality="lying")
+        assert model.invoke("why?").content == "The deploy caused it."
+        ```
+    """
+
+    responses: list[Any]
+    personality: Literal["honest", "lying", "scripted"] = "scripted"
+    repeat_last: bool = False
+    """Keep answering with the last reply once the script runs out, instead of raising."""
+
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _index: int = PrivateAttr(default=0)
+    _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return f"trustgate-scripted-{self.personality}"
+
+    @property
+    def calls(self) -> list[list[BaseMessage]]:
+        """Every list of messages this model was invoked with, in order."""
+        with self._lock:
+            return list(self._calls)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._index = 0
+            self._calls.clear()
+
+    def _next(self, messages: list[BaseMessage]) -> AIMessage:
+        with self._lock:
+            self._calls.append(list(messages))
+            if self._index >= len(self.responses):
+                if not (self.repeat_last and self.responses):
+                    raise ScriptExhausted(
+                        f"scripted {self.personality} model was called {self._index + 1} times "
+                        f"but only {len(self.responses)} replies were scripted"
+                    )
+                entry = self.responses[-1]
+            else:
+                entry = self.responses[self._index]
+            self._index += 1
+        if callable(entry) and not isinstance(entry, (AIMessage, str, dict)):
+            entry = entry(list(messages))
+        if isinstance(entry, AIMessage):
+            return entry
+        if isinstance(entry, dict):
+            return AIMessage(content=json.dumps(entry))
+        return AIMessage(content=str(entry))
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """Stream the scripted reply token by token, tool calls in the last chunk."""
+        message = self._next(messages)
+        text = message.content if isinstance(message.content, str) else ""
+        tokens = _TOKEN.findall(text) if text else []
+        if not isinstance(message.content, str):
+            tokens = []
+        for token in tokens:
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=token, id=message.id))
+            if run_manager is not None:
+                run_manager.on_llm_new_token(token, chunk=chunk)
+            yield chunk
+        tail_content: Any = "" if isinstance(message.content, str) else message.content
+        tool_chunks = [
+            {
+                "name": tc["name"],
+                "args": json.dumps(tc["args"]),
+                "id": tc.get("id"),
+                "index": i,
+                "type": "tool_call_chunk",
+            }
+            for i, tc in enumerate(message.tool_calls)
+        ]
+        if tool_chunks or not tokens:
+            yield ChatGenerationChunk(
+                message=AIMessageChunk(
+                    content=tail_content,
+                    id=message.id,
+                    tool_call_chunks=tool_chunks,
+                    chunk_position="last",
+                )
+            )
+
+    def bind_tools(
+        self, tools: Sequence[Any], **kwargs: Any
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Tools are accepted and ignored: tool calls come from the script."""
+        return self
+
+    def with_structured_output(
+        self, schema: Any, *, include_raw: bool = False, **kwargs: Any
+    ) -> Runnable[LanguageModelInput, Any]:
+        """Parse the scripted reply as JSON into ``schema`` (a pydantic model or dict)."""
+
+        def parse(message: AIMessage) -> Any:
+            try:
+                data = json.loads(message.text)
+                parsed: Any = (
+                    schema.model_validate(data)
+                    if isinstance(schema, type) and issubclass(schema, BaseModel)
+                    else data
+                )
+            except Exception as exc:
+                if include_raw:
+                    return {"raw": message, "parsed": None, "parsing_error": exc}
+                raise OutputParserException(f"scripted reply is not {schema!r}: {exc}") from exc
+            if include_raw:
+                return {"raw": message, "parsed": parsed, "parsing_error": None}
+            return parsed
+
+        return self | RunnableLambda(parse)
+
+
+def honest_model(*responses: Scripted, repeat_last: bool = False) -> ScriptedChatModel:
+    """A scripted model whose replies are true to the sources the test built."""
+    return ScriptedChatModel(
+        responses=list(responses), personality="honest", repeat_last=repeat_last
+    )
+
+
+def lying_model(*responses: Scripted, repeat_last: bool = False) -> ScriptedChatModel:
+    """A scripted model that fabricates: invented evidence, causes, citations."""
+    return ScriptedChatModel(
+        responses=list(responses), personality="lying", repeat_last=repeat_last
+    )
