@@ -1,0 +1,331 @@
+"""The verifier contract and the evidence a gate hands to it.
+
+A gate does not know what a "citation" or a "draft" is: it reads claims from the
+guarded node's update, assembles an :class:`Evidence` bundle for this run, and hands
+both to each :class:`Verifier`. Evidence is resolved per run (fixed at build time,
+read from state, or taken from ``Runtime.context``) so one compiled graph can serve
+many repositories or incidents without rebuilding.
+
+Verifiers are deterministic: the same claims and evidence give the same findings.
+A verifier that raises is a failed inspection, never a pass (the gate halts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Protocol, TypeAlias, overload, runtime_checkable
+
+from trustgate.errors import ConfigurationError
+from trustgate.findings import Finding
+
+__all__ = [
+    "AsyncVerifier",
+    "Evidence",
+    "EvidenceSources",
+    "FromContext",
+    "FromState",
+    "FunctionVerifier",
+    "Verifier",
+    "verifier",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class FromState:
+    """Take an evidence source from the graph state key ``key`` at crossing time.
+
+    Example:
+        ```python
+        EvidenceSources(record=FromState("record"))
+        ```
+    """
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class FromContext:
+    """Take an evidence source from the run's ``Runtime.context`` attribute ``attr``.
+
+    ``context`` may be a dataclass/pydantic object (attribute) or a mapping (key), so
+    one compiled graph serves a different repository per ``invoke(..., context=...)``.
+
+    Example:
+        ```python
+        EvidenceSources(workspace=FromContext("workspace"))
+        ```
+    """
+
+    attr: str
+
+
+Source: TypeAlias = Any
+"""A fixed value, a :class:`FromState` or a :class:`FromContext`."""
+
+_MISSING: Any = object()
+
+
+def _resolve(source: Source, state: Mapping[str, Any] | None, context: Any, label: str) -> Any:
+    if isinstance(source, FromState):
+        if state is None or source.key not in state:
+            raise ConfigurationError(
+                f"evidence {label!r} should come from state key {source.key!r}, "
+                "which the state does not hold"
+            )
+        return state[source.key]
+    if isinstance(source, FromContext):
+        if context is None:
+            raise ConfigurationError(
+                f"evidence {label!r} should come from Runtime.context.{source.attr}, "
+                "but the run has no context (pass context=... to invoke)"
+            )
+        if isinstance(context, Mapping):
+            value = context.get(source.attr, _MISSING)
+        else:
+            value = getattr(context, source.attr, _MISSING)
+        if value is _MISSING:
+            raise ConfigurationError(
+                f"evidence {label!r} should come from Runtime.context.{source.attr}, "
+                "which the context does not have"
+            )
+        return value
+    return source
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Where truth is read from during one crossing.
+
+    Every field is optional: a verifier that needs one calls :meth:`require`, which
+    fails with a clear :class:`~trustgate.errors.ConfigurationError` (and so halts the
+    crossing) instead of the verifier silently passing for lack of a source.
+
+    Example:
+        ```python
+        ev = Evidence(workspace=Workspace("/repo"))
+        ws = ev.require("workspace")
+        ```
+    """
+
+    workspace: Any = None
+    record: Any = None
+    brief: Any = None
+    evidence_set: Any = None
+    ledger: Any = None
+    extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def require(self, name: str) -> Any:
+        """The named source (a field or an ``extra`` key), or a configuration error."""
+        value = getattr(self, name) if name in _FIELDS else self.extra.get(name)
+        if value is None:
+            raise ConfigurationError(
+                f"this verifier needs evidence {name!r}, but the gate was given none"
+            )
+        return value
+
+    def get(self, name: str, default: Any = None) -> Any:
+        if name in _FIELDS:
+            value = getattr(self, name)
+            return default if value is None else value
+        return self.extra.get(name, default)
+
+
+_FIELDS = ("workspace", "record", "brief", "evidence_set", "ledger")
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceSources:
+    """How a gate finds each evidence source: fixed, :class:`FromState`, :class:`FromContext`.
+
+    Example:
+        ```python
+        sources = EvidenceSources(
+            workspace=FromContext("workspace"),
+            record=FromState("record"),
+            brief=Brief(citations=[...]),
+        )
+        ```
+    """
+
+    workspace: Source = None
+    record: Source = None
+    brief: Source = None
+    evidence_set: Source = None
+    ledger: Source = None
+    extra: Mapping[str, Source] = field(default_factory=lambda: MappingProxyType({}))
+
+    def resolve(self, state: Mapping[str, Any] | None = None, context: Any = None) -> Evidence:
+        """Materialise the sources for one crossing (state and context of this run)."""
+        return Evidence(
+            workspace=_resolve(self.workspace, state, context, "workspace"),
+            record=_resolve(self.record, state, context, "record"),
+            brief=_resolve(self.brief, state, context, "brief"),
+            evidence_set=_resolve(self.evidence_set, state, context, "evidence_set"),
+            ledger=_resolve(self.ledger, state, context, "ledger"),
+            extra=MappingProxyType(
+                {k: _resolve(v, state, context, k) for k, v in self.extra.items()}
+            ),
+        )
+
+    def state_keys(self) -> set[str]:
+        """State keys these sources read (the gate must be able to see them)."""
+        keys = {getattr(self, f).key for f in _FIELDS if isinstance(getattr(self, f), FromState)}
+        keys |= {v.key for v in self.extra.values() if isinstance(v, FromState)}
+        return keys
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """A deterministic check of claims against evidence.
+
+    Implementations may also define ``async def averify(claims, evidence)``; the
+    async gate uses it when present and runs ``verify`` in a worker thread otherwise.
+    ``timeout`` (seconds, ``None`` for none) bounds one run: exceeding it halts the
+    crossing, because an inspection that did not finish is not a pass.
+
+    Example:
+        ```python
+        class NoTodo:
+            name = "no_todo"
+            timeout = 1.0
+
+            def verify(self, claims, evidence):
+                if "TODO" in str(claims):
+                    return [Finding.failed(self.name, "todo", "draft still has a TODO")]
+                return [Finding.ok(self.name)]
+        ```
+    """
+
+    name: str
+    timeout: float | None
+
+    def verify(self, claims: Any, evidence: Evidence) -> list[Finding]: ...
+
+
+@runtime_checkable
+class AsyncVerifier(Verifier, Protocol):
+    """A :class:`Verifier` with a native coroutine implementation."""
+
+    async def averify(self, claims: Any, evidence: Evidence) -> list[Finding]: ...
+
+
+FunctionResult: TypeAlias = Finding | Iterable[Finding] | None
+
+
+def _as_findings(name: str, result: Any) -> list[Finding]:
+    if isinstance(result, Finding):
+        return [result]
+    if result is None:
+        raise ConfigurationError(
+            f"verifier {name!r} returned None; return Finding(s) (an empty result "
+            "would look like a pass that inspected nothing)"
+        )
+    if isinstance(result, bool):
+        raise ConfigurationError(
+            f"verifier {name!r} returned a bool; return Finding.ok/Finding.failed so "
+            "the report says what was checked"
+        )
+    findings = list(result)
+    for f in findings:
+        if not isinstance(f, Finding):
+            raise ConfigurationError(
+                f"verifier {name!r} returned {type(f).__name__}, expected Finding"
+            )
+    return findings
+
+
+class FunctionVerifier:
+    """Turn a plain (sync or async) function ``fn(claims, evidence)`` into a verifier.
+
+    The function returns one :class:`~trustgate.findings.Finding` or an iterable of
+    them. ``None`` and bare booleans are rejected: a check must say what it found.
+
+    Example:
+        ```python
+        def cites_something(claims, evidence):
+            if not claims.get("citations"):
+                return Finding.failed("cites_something", "no_evidence", "nothing cited")
+            return Finding.ok("cites_something")
+
+        v = FunctionVerifier(cites_something, timeout=2.0)
+        ```
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[Any, Evidence], Any],
+        *,
+        name: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        if not callable(fn):
+            raise ConfigurationError("FunctionVerifier needs a callable")
+        if timeout is not None and timeout <= 0:
+            raise ConfigurationError("timeout must be positive or None")
+        self.fn = fn
+        self.name: str = name or getattr(fn, "__name__", None) or "function_verifier"
+        self.timeout: float | None = timeout
+        self.is_async = inspect.iscoroutinefunction(fn)
+
+    def verify(self, claims: Any, evidence: Evidence) -> list[Finding]:
+        if self.is_async:
+            coro: Awaitable[Any] = self.fn(claims, evidence)
+            return _as_findings(self.name, asyncio.run(_await(coro)))
+        return _as_findings(self.name, self.fn(claims, evidence))
+
+    async def averify(self, claims: Any, evidence: Evidence) -> list[Finding]:
+        if self.is_async:
+            return _as_findings(self.name, await self.fn(claims, evidence))
+        return await asyncio.to_thread(self.verify, claims, evidence)
+
+    def __call__(self, claims: Any, evidence: Evidence) -> list[Finding]:
+        return self.verify(claims, evidence)
+
+    def __repr__(self) -> str:
+        return f"FunctionVerifier({self.name!r}, timeout={self.timeout!r})"
+
+
+async def _await(coro: Awaitable[Any]) -> Any:
+    return await coro
+
+
+@overload
+def verifier(fn: Callable[[Any, Evidence], Any], /) -> FunctionVerifier: ...
+
+
+@overload
+def verifier(
+    *, name: str | None = None, timeout: float | None = None
+) -> Callable[[Callable[[Any, Evidence], Any]], FunctionVerifier]: ...
+
+
+def verifier(
+    fn: Callable[[Any, Evidence], Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    timeout: float | None = None,
+) -> FunctionVerifier | Callable[[Callable[[Any, Evidence], Any]], FunctionVerifier]:
+    """Decorator form of :class:`FunctionVerifier`.
+
+    Example:
+        ```python
+        @verifier(timeout=1.0)
+        def verdict_is_known(claims, evidence):
+            ok = claims["verdict"] in {"APPROVE", "REQUEST_CHANGES"}
+            return Finding.ok("verdict_is_known") if ok else Finding.failed(
+                "verdict_is_known", "unknown_verdict", "verdict not recognised"
+            )
+        ```
+    """
+    if fn is not None:
+        return FunctionVerifier(fn, name=name, timeout=timeout)
+
+    def wrap(f: Callable[[Any, Evidence], Any]) -> FunctionVerifier:
+        return FunctionVerifier(f, name=name, timeout=timeout)
+
+    return wrap
