@@ -1,0 +1,240 @@
+"""What one crossing checked, what failed, and what the gate did about it.
+
+Every crossing produces exactly one :class:`Report`. It lands in the ``trust_reports``
+state channel, on ``stream_mode="custom"`` and (later) as one OpenTelemetry span.
+
+Reports must survive checkpoints under ``LANGGRAPH_STRICT_MSGPACK=true``, where
+LangGraph refuses to rebuild any pydantic class that is not on its allow-list and
+hands back a bare dict instead. So the channel (:class:`ReportLog`) checkpoints
+reports as plain JSON dicts and rebuilds the typed models itself: the stored bytes
+contain only msgpack primitives and the values a graph sees are always
+:class:`Report` objects, whatever the serializer's mode.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, Self, TypeAlias
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.channels.binop import BinaryOperatorAggregate
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
+
+from trustgate.findings import Finding
+
+__all__ = [
+    "REPORTS_KEY",
+    "Approval",
+    "Decision",
+    "Override",
+    "OverrideKind",
+    "Report",
+    "ReportLog",
+    "TrustReports",
+    "TrustReportsState",
+    "add_reports",
+    "areports",
+    "reports",
+    "reports_from_state",
+]
+
+REPORTS_KEY = "trust_reports"
+
+Decision: TypeAlias = Literal["pass", "modified", "rerender", "caveat", "halted", "review"]
+OverrideKind: TypeAlias = Literal[
+    "field_override",
+    "sentence_delete",
+    "citation_drop",
+    "tool_call_block",
+    "rerender",
+    "caveat",
+    "halt",
+    "review",
+]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Override(BaseModel):
+    """One thing the gate changed (or refused) in the guarded node's output.
+
+    Example:
+        ```python
+        Override(kind="field_override", target="verdict", before="APPROVE",
+                 after="REQUEST_CHANGES", reason="citation_replay/content_mismatch")
+        ```
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: OverrideKind
+    target: str
+    before: Any = None
+    after: Any = None
+    reason: str
+    verifier: str | None = None
+
+
+class Approval(BaseModel):
+    """A person's decision on a reviewed crossing: testimony, never evidence.
+
+    It is kept apart from the findings on purpose: a failed finding stays failed
+    after approval; the report says who released it anyway, when, and what.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    decision: Literal["approve", "edit", "reject", "respond"]
+    who: str | None = None
+    when: datetime = Field(default_factory=_now)
+    what: str = ""
+    message: str | None = None
+
+
+class Report(BaseModel):
+    """The record of one crossing.
+
+    Identifiers and timestamps sit beside the verdict, never inside it:
+    :meth:`verdict` is a deterministic function of claims and evidence, so two runs
+    over the same input compare equal on it.
+
+    Example:
+        ```python
+        for r in trustgate.reports(graph, config):
+            if r.decision != "pass":
+                print(r.gate, r.decision, [str(f) for f in r.failed])
+        ```
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    gate: str
+    node: str
+    claims: list[Any] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    decision: Decision
+    overrides: list[Override] = Field(default_factory=list)
+    released: bool
+    error: str | None = None
+    approval: Approval | None = None
+    attempt: int = 1
+    thread_id: str | None = None
+    run_id: str | None = None
+    step: int | None = None
+    checkpoint_ns: str | None = None
+    task_id: str | None = None
+    started_at: datetime = Field(default_factory=_now)
+    finished_at: datetime = Field(default_factory=_now)
+
+    @property
+    def failed(self) -> list[Finding]:
+        """Blocking failures: the findings that made the policy act."""
+        return [f for f in self.findings if f.blocking]
+
+    @property
+    def passed(self) -> bool:
+        return self.decision == "pass"
+
+    def verdict(self) -> dict[str, Any]:
+        """The deterministic part of the report (no ids, no clock, no approval time)."""
+        return self.model_dump(
+            mode="json",
+            include={"gate", "node", "claims", "findings", "decision", "overrides", "released"},
+        )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def coerce(cls, value: Any) -> Self:
+        """Accept a Report or its dict form (what a strict checkpoint hands back)."""
+        if isinstance(value, cls):
+            return value
+        return cls.model_validate(value)
+
+
+def _coerce_list(value: Any) -> list[Report]:
+    if value is None:
+        return []
+    if isinstance(value, (Report, Mapping)):
+        return [Report.coerce(value)]
+    return [Report.coerce(v) for v in value]
+
+
+def add_reports(left: Sequence[Any] | None, right: Any) -> list[Report]:
+    """Append-only reducer for ``trust_reports``; rebuilds dict forms into Reports."""
+    return _coerce_list(left) + _coerce_list(right)
+
+
+class ReportLog(BinaryOperatorAggregate[list[Report]]):
+    """The ``trust_reports`` channel: an append log checkpointed as plain JSON dicts."""
+
+    def __init__(self, typ: Any = list, operator: Any = add_reports) -> None:
+        super().__init__(list, add_reports)
+
+    def checkpoint(self) -> Any:
+        value: Any = super().checkpoint()
+        if not isinstance(value, list):
+            return value
+        return [Report.coerce(r).to_json_dict() for r in value]
+
+    def from_checkpoint(self, checkpoint: Any) -> Self:
+        restored = super().from_checkpoint(checkpoint)
+        if isinstance(restored.value, list):
+            restored.value = _coerce_list(restored.value)
+        return restored
+
+
+TrustReports: TypeAlias = Annotated[list[Report], ReportLog]
+"""Annotation for a state key holding the crossing reports.
+
+Example:
+    ```python
+    class State(TypedDict):
+        messages: Annotated[list, add_messages]
+        trust_reports: TrustReports
+    ```
+"""
+
+
+class TrustReportsState(TypedDict, total=False):
+    """Mixin schema holding the ``trust_reports`` channel (``guard()`` adds it itself)."""
+
+    trust_reports: TrustReports
+
+
+def reports_from_state(state: Any) -> list[Report]:
+    """The reports in a state dict/snapshot values, typed."""
+    if state is None:
+        return []
+    values = getattr(state, "values", state)
+    if isinstance(values, Mapping):
+        return _coerce_list(values.get(REPORTS_KEY))
+    return _coerce_list(getattr(values, REPORTS_KEY, None))
+
+
+def reports(graph: Any, config: RunnableConfig) -> list[Report]:
+    """Every report of the thread in ``config``, oldest first.
+
+    Reads the checkpointed ``trust_reports`` channel, so it needs a graph compiled
+    with a checkpointer; reports of halted crossings are there too.
+
+    Example:
+        ```python
+        result = graph.invoke(inputs, config)
+        for report in trustgate.reports(graph, config):
+            print(report.gate, report.decision)
+        ```
+    """
+    return reports_from_state(graph.get_state(config))
+
+
+async def areports(graph: Any, config: RunnableConfig) -> list[Report]:
+    """Async :func:`reports`."""
+    return reports_from_state(await graph.aget_state(config))
