@@ -1,0 +1,206 @@
+"""Strict parsing of a model verifier's verdict.
+
+The verdict is the one machine-readable thing a model verifier produces, and the one
+place a model's word could open a gate. So it is read as strictly as a protocol
+message: exactly one JSON object ``{"pass": <bool>, "issues": [...]}`` with
+``pass`` true exactly when ``issues`` is empty. Anything else raises
+:class:`~trustgate.errors.VerdictError`; nothing that fails to parse is ever a pass
+(seed 004: "a verdict that cannot be parsed throws, never passes").
+
+Decisions, each on the side of failing closed:
+
+* Only whitespace may surround the object. A verdict inside a ```json fence, or
+  after a sentence of prose, is refused: the model was told to answer with the
+  object alone, and a model that wraps it has not followed the protocol (the gate's
+  policy decides whether to retry; the parser never guesses).
+* Unknown top-level keys are refused (``"reasoning"``, ``"passed"``, ``"verdict"``...):
+  a second, possibly contradictory signal is not silently dropped.
+* Duplicate keys are refused (``{"pass": true, "pass": false}`` has no meaning), as
+  are ``NaN``/``Infinity``, non-``bool`` ``pass`` (``"true"``, ``1``) and a
+  non-list ``issues``.
+* ``pass: false`` with no issues is refused too: a fail must say what to fix, or the
+  re-render has nothing to work with.
+* An issue is a non-blank string or an object with a non-blank ``"message"``
+  (other fields kept as ``detail``, a string ``"code"`` lifted out); both are
+  normalised to :class:`VerdictIssue`.
+* Input must be ``str`` of at most :data:`MAX_VERDICT_CHARS` characters.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, NoReturn
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from trustgate.errors import VerdictError
+from trustgate.findings import Finding
+
+__all__ = ["MAX_VERDICT_CHARS", "Verdict", "VerdictIssue", "parse_verdict"]
+
+MAX_VERDICT_CHARS = 1_000_000
+"""A verdict is a short object; a megabyte of it is a runaway model, not a verdict."""
+
+_WS = " \t\r\n"  # JSON whitespace only: a stray BOM or NBSP is not "around" the object
+
+
+class VerdictIssue(BaseModel):
+    """One issue a model verifier raised, normalised from a string or an object."""
+
+    model_config = ConfigDict(frozen=True)
+
+    message: str
+    code: str | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class Verdict(BaseModel):
+    """A parsed, self-consistent verdict: ``passed`` is true exactly when ``issues`` is empty.
+
+    Construct it with :func:`parse_verdict`; building one by hand is validated the same
+    way (a pass with issues, or a fail without, is refused).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    passed: bool
+    issues: tuple[VerdictIssue, ...] = ()
+
+    def model_post_init(self, context: Any, /) -> None:
+        if self.passed == bool(self.issues):
+            _fail(
+                "verdict disagrees with itself: pass is "
+                f"{str(self.passed).lower()} but there are {len(self.issues)} issue(s)"
+            )
+
+    def findings(self, verifier: str = "model_verifier") -> list[Finding]:
+        """The verdict as findings: one pass, or one ``verdict_issue`` failure per issue."""
+        if self.passed:
+            return [Finding.ok(verifier, "model verifier found no contract violation")]
+        return [
+            Finding.failed(
+                verifier,
+                "verdict_issue",
+                issue.message,
+                detail={"code": issue.code, **issue.detail} if issue.code else dict(issue.detail),
+            )
+            for issue in self.issues
+        ]
+
+
+def _fail(message: str) -> NoReturn:
+    raise VerdictError(message)
+
+
+def _preview(text: str, limit: int = 60) -> str:
+    one_line = " ".join(text.split())
+    return repr(one_line[:limit] + ("..." if len(one_line) > limit else ""))
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            _fail(f"verdict repeats the key {key!r}; a duplicated key has no single meaning")
+        obj[key] = value
+    return obj
+
+
+def _no_constants(name: str) -> NoReturn:
+    _fail(f"verdict contains {name}, which is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        _fail(f"verdict contains the number {text}, which overflows")
+    return value
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_no_duplicates, parse_constant=_no_constants, parse_float=_finite_float
+)
+
+
+def _issue(index: int, raw: Any) -> VerdictIssue:
+    if isinstance(raw, str):
+        if not raw.strip():
+            _fail(f"issue {index} is blank")
+        return VerdictIssue(message=raw.strip())
+    if isinstance(raw, dict):
+        message = raw.get("message")
+        if not isinstance(message, str) or not message.strip():
+            _fail(f'issue {index} is an object without a non-blank string "message"')
+        code = raw.get("code")
+        if code is not None and not isinstance(code, str):
+            _fail(f'issue {index} has a non-string "code"')
+        detail = {k: v for k, v in raw.items() if k not in ("message", "code")}
+        return VerdictIssue(message=message.strip(), code=code, detail=detail)
+    _fail(f"issue {index} is {type(raw).__name__}; an issue is a string or an object")
+
+
+def parse_verdict(raw: str) -> Verdict:
+    """Parse a model verifier's reply into a :class:`Verdict`, or raise ``VerdictError``.
+
+    Never returns a pass for anything but exactly ``{"pass": true, "issues": []}``
+    (whitespace and key order aside).
+
+    Example:
+        ```python
+        from trustgate import VerdictError, parse_verdict
+
+        assert parse_verdict('{"pass": false, "issues": ["cites clause 9.2"]}').passed is False
+        try:
+            parse_verdict('Looks good! {"pass": true, "issues": []}')
+        except VerdictError as exc:
+            print(exc)  # prose around the object is refused
+        ```
+    """
+    if not isinstance(raw, str):
+        _fail(f"verdict must be text (str), got {type(raw).__name__}")
+    if len(raw) > MAX_VERDICT_CHARS:
+        _fail(f"verdict is {len(raw)} characters; the limit is {MAX_VERDICT_CHARS}")
+    text = raw.strip(_WS)
+    if not text:
+        _fail("verdict is empty")
+    if text.startswith("```") or text.startswith("~~~"):
+        _fail("verdict is wrapped in a code fence; the reply must be the bare JSON object")
+    if not text.startswith("{"):
+        _fail(f"verdict does not start with a JSON object (starts {_preview(text)})")
+    try:
+        obj, end = _DECODER.raw_decode(text)
+    except VerdictError:
+        raise
+    except json.JSONDecodeError as exc:
+        what = "truncated" if exc.pos >= len(text) else "malformed"
+        _fail(f"verdict is not valid JSON ({what}: {exc.msg} at char {exc.pos})")
+    except RecursionError:
+        _fail("verdict nests too deeply to be a verdict")
+    except (ValueError, OverflowError) as exc:
+        _fail(f"verdict is not valid JSON ({exc})")
+    rest = text[end:].strip(_WS)
+    if rest:
+        what = "a second JSON value" if rest[:1] in "{[" else "trailing text"
+        _fail(f"verdict has {what} after the object (starts {_preview(rest)})")
+    if not isinstance(obj, dict):  # pragma: no cover - text starts with "{"
+        _fail("verdict is not a JSON object")
+    keys = set(obj)
+    missing = {"pass", "issues"} - keys
+    if missing:
+        _fail(f"verdict lacks {', '.join(repr(k) for k in sorted(missing))}")
+    extra = keys - {"pass", "issues"}
+    if extra:
+        _fail(f"verdict has unknown key(s) {', '.join(repr(k) for k in sorted(extra))}")
+    passed = obj["pass"]
+    if not isinstance(passed, bool):
+        _fail(f'"pass" must be true or false, got {type(passed).__name__} {passed!r}')
+    issues_raw = obj["issues"]
+    if not isinstance(issues_raw, list):
+        _fail(f'"issues" must be a list, got {type(issues_raw).__name__}')
+    issues = tuple(_issue(i, item) for i, item in enumerate(issues_raw))
+    if passed and issues:
+        _fail(f"verdict says pass but lists {len(issues)} issue(s); a pass must have none")
+    if not passed and not issues:
+        _fail("verdict says fail but lists no issues; a fail must say what is wrong")
+    return Verdict(passed=passed, issues=issues)
