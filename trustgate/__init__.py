@@ -11,6 +11,15 @@ This module is the public API; everything not re-exported here is private.
 from __future__ import annotations
 
 # --- foundation: models, errors, file evidence (issue 2) ---
+from trustgate.claims import (
+    ChangeClaim,
+    ChangesManifest,
+    FileCitation,
+    HashClaim,
+    Locator,
+    SelfReport,
+    parse_manifest,
+)
 from trustgate.errors import (
     ArtifactIntegrityError,
     ClaimParseError,
@@ -23,23 +32,56 @@ from trustgate.errors import (
     TrustgateError,
     VerdictError,
 )
+from trustgate.evidence.artifacts import Artifact, Connector, acquire_external, artifact_id
+from trustgate.evidence.ledger import ArtifactLedger, InMemoryLedger, SqliteLedger
+from trustgate.evidence.workspace import Workspace
 from trustgate.findings import Finding
+from trustgate.verifiers.acquisition import acquire_locators
+from trustgate.verifiers.changes import check_change_claim, check_changed_files
+from trustgate.verifiers.citations import replay_citation, replay_manifest
+from trustgate.verifiers.hashes import check_hash_claim
+from trustgate.verifiers.trust import GroundedValue, TrustBar, check_artifact_refs, meets_trust_bar
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Artifact",
     "ArtifactIntegrityError",
+    "ArtifactLedger",
+    "ChangeClaim",
+    "ChangesManifest",
     "ClaimParseError",
     "ConfigurationError",
+    "Connector",
     "EvidenceRefused",
+    "FileCitation",
     "Finding",
     "GitError",
+    "GroundedValue",
+    "HashClaim",
+    "InMemoryLedger",
     "InputError",
     "LangGraphCompatibilityError",
     "LedgerConflict",
+    "Locator",
+    "SelfReport",
+    "SqliteLedger",
+    "TrustBar",
     "TrustgateError",
     "VerdictError",
+    "Workspace",
     "__version__",
+    "acquire_external",
+    "acquire_locators",
+    "artifact_id",
+    "check_artifact_refs",
+    "check_change_claim",
+    "check_changed_files",
+    "check_hash_claim",
+    "meets_trust_bar",
+    "parse_manifest",
+    "replay_citation",
+    "replay_manifest",
 ]
 
 # --- drafts: record citations, segmentation, gaps (issue 3, drafts) ---

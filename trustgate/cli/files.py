@@ -2,8 +2,99 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
+
+from trustgate.claims import Locator
+from trustgate.cli._common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAIL,
+    EXIT_OK,
+    dump_json,
+    print_findings,
+    read_text_arg,
+)
+from trustgate.errors import ConfigurationError, EvidenceRefused, GitError, InputError
+from trustgate.evidence.workspace import Workspace
+from trustgate.verifiers.citations import replay_manifest
 
 
 def register(sub: Any) -> None:
-    del sub
+    p = sub.add_parser(
+        "replay",
+        help="replay a changes manifest's citations against a root",
+        description="Exit 0: all pass; 1: any fails; 2: bad input.",
+    )
+    p.add_argument("manifest", metavar="MANIFEST.json")
+    p.add_argument("--root", required=True, metavar="DIR")
+    p.add_argument("--base", default="HEAD", help="git base for 'changed' items (HEAD)")
+    p.add_argument("--window", type=int, default=3)
+    p.add_argument("--json", action="store_true", help="print findings as JSON")
+    p.set_defaults(handler=_replay)
+
+    a = sub.add_parser(
+        "acquire",
+        help="freeze the bytes at PATH[:START[-END]] as an artifact",
+        description="Exit 0: acquired; 1: refused; 2: bad input.",
+    )
+    a.add_argument("locator", metavar="PATH[:START[-END]]")
+    a.add_argument("--root", required=True, metavar="DIR")
+    a.add_argument("--rev", default=None, help="read at this git revision")
+    a.add_argument("--scope", action="append", default=None, help="allowed sub-path (repeat)")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(handler=_acquire)
+
+
+def _workspace(root: str, scopes: list[str] | None = None) -> Workspace:
+    try:
+        return Workspace(root, scopes)
+    except ConfigurationError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _replay(args: argparse.Namespace) -> int:
+    if args.window < 0:
+        raise InputError("--window must be >= 0")
+    text = read_text_arg(args.manifest, "manifest")
+    workspace = _workspace(args.root)
+    findings = replay_manifest(text, workspace, window=args.window, base=args.base)
+    if any(f.code == "malformed_claim" and f.subject is None for f in findings):
+        raise InputError(findings[0].message)
+    failed = [f for f in findings if f.blocking]
+    if args.json:
+        dump_json({"passed": not failed, "findings": findings})
+    else:
+        print_findings(findings)
+        print(f"{len(findings) - len(failed)} passed, {len(failed)} failed")
+    return EXIT_FAIL if failed else EXIT_OK
+
+
+def _acquire(args: argparse.Namespace) -> int:
+    workspace = _workspace(args.root, args.scope)
+    try:
+        locator = Locator.parse(args.locator, revision=args.rev)
+    except ValueError as exc:
+        raise InputError(f"bad locator {args.locator!r}: {exc}") from None
+    try:
+        artifact = workspace.acquire(locator)
+    except EvidenceRefused as exc:
+        if args.json:
+            dump_json({"acquired": False, "code": exc.code, "message": exc.message})
+        else:
+            print(f"refused {exc.code}: {exc.message}")
+        return EXIT_FAIL
+    except GitError as exc:
+        raise InputError(str(exc)) from None
+    if args.json:
+        dump_json({"acquired": True, "artifact": artifact})
+    else:
+        print(f"id           {artifact.id}")
+        print(f"uri          {artifact.uri}")
+        print(f"content_hash {artifact.content_hash}")
+        print(f"verification {artifact.verification}")
+        print("excerpt:")
+        print(artifact.excerpt, end="" if (artifact.excerpt or "").endswith("\n") else "\n")
+    return EXIT_OK
+
+
+__all__ = ["EXIT_BAD_INPUT", "register"]

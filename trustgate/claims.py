@@ -1,0 +1,229 @@
+"""What agents assert, as typed claims that carry something checkable.
+
+A claim is never evidence. ``FileCitation.content`` is what the agent *says* a line
+contains; trustgate reads the line itself. A ``Locator`` carries no content at all:
+the agent points, trustgate reads (seed 001).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from trustgate.errors import ClaimParseError
+
+__all__ = [
+    "ChangeClaim",
+    "ChangesManifest",
+    "FileCitation",
+    "HashClaim",
+    "Locator",
+    "SelfReport",
+    "parse_manifest",
+]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class FileCitation(BaseModel):
+    """``{file, line, content}``: the file says *content* at *line* (seed 000's EvidenceCitation).
+
+    ``line`` is 1-based. Out-of-range values are accepted here and fail in replay, so a
+    model's bad line number becomes a finding rather than a crash.
+    """
+
+    model_config = _FROZEN
+
+    file: str
+    line: int
+    content: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+ItemStatus = Literal["changed", "already_correct", "not_applicable"]
+
+
+class SelfReport(BaseModel):
+    """One item of a changes manifest: what the agent says it did about a review item.
+
+    Every status is checkable, so no item escapes by choosing its status: ``changed``
+    names files that must appear in the real diff; ``already_correct`` and
+    ``not_applicable`` (no diff exists to check them) must carry citations.
+
+    Example:
+        ```python
+        from trustgate import FileCitation, SelfReport
+
+        item = SelfReport(item="validate input", status="already_correct",
+                          evidence=[FileCitation(file="app.py", line=3, content="if not x:")])
+        ```
+    """
+
+    model_config = _FROZEN
+
+    item: str
+    status: ItemStatus
+    files: list[str] = Field(default_factory=list)
+    evidence: list[FileCitation] = Field(default_factory=list)
+
+    @property
+    def needs_citations(self) -> bool:
+        return self.status != "changed"
+
+
+class ChangesManifest(BaseModel):
+    """A builder's whole self-report for one round (structured output target)."""
+
+    model_config = _FROZEN
+
+    items: list[SelfReport] = Field(default_factory=list)
+    summary: str = ""
+
+
+class Locator(BaseModel):
+    """Where evidence lives, never what it says: ``{path, start_line?, end_line?, revision?}``.
+
+    ``start_line`` alone means that one line; no range means the whole file.
+
+    Example:
+        ```python
+        from trustgate import Locator
+
+        assert Locator.parse("src/app.py:10-12") == Locator(path="src/app.py", start_line=10,
+                                                            end_line=12)
+        ```
+    """
+
+    model_config = _FROZEN
+
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+    revision: str | None = None
+
+    @model_validator(mode="after")
+    def _range_shape(self) -> Locator:
+        if self.end_line is not None and self.start_line is None:
+            raise ValueError("end_line given without start_line")
+        return self
+
+    @property
+    def first(self) -> int | None:
+        return self.start_line
+
+    @property
+    def last(self) -> int | None:
+        if self.start_line is None:
+            return None
+        return self.end_line if self.end_line is not None else self.start_line
+
+    @classmethod
+    def parse(cls, spec: str, revision: str | None = None) -> Locator:
+        """Parse ``PATH[:START[-END]]`` (the CLI's form); a bad range is a ClaimParseError."""
+        m = _LOCATOR_SPEC.match(spec)
+        if m is None:
+            return cls(path=spec, revision=revision)
+        start, end = int(m["start"]), m["end"]
+        return cls(
+            path=m["path"],
+            start_line=start,
+            end_line=int(end) if end is not None else None,
+            revision=revision,
+        )
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.start_line is not None:
+            where += f":{self.start_line}"
+            if self.end_line is not None and self.end_line != self.start_line:
+                where += f"-{self.end_line}"
+        return f"{self.revision}:{where}" if self.revision else where
+
+
+_LOCATOR_SPEC = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
+
+
+class ChangeClaim(BaseModel):
+    """ "I changed these files since *base*": checked against the real git diff."""
+
+    model_config = _FROZEN
+
+    files: list[str]
+    base: str = "HEAD"
+
+
+class HashClaim(BaseModel):
+    """ "The file at *path* (at *revision*) has this sha256": recomputed, never trusted."""
+
+    model_config = _FROZEN
+
+    path: str
+    sha256: str
+    revision: str | None = None
+
+
+def _loads(raw: str | bytes) -> Any:
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ClaimParseError(
+                f"manifest is not valid UTF-8: {exc.reason} at byte {exc.start}"
+            ) from None
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ClaimParseError(f"manifest is not valid JSON: {exc}") from None
+
+
+def _short(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        loc = ".".join(str(p) for p in err["loc"]) or "(item)"
+        parts.append(f"{loc}: {err['msg']}")
+    more = exc.error_count() - 3
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def parse_manifest(raw: Any) -> tuple[list[SelfReport], list[tuple[int, str]]]:
+    """Read manifest items from whatever the model produced, item by item.
+
+    Accepts a ``ChangesManifest``, a list of items (models or dicts), a dict with an
+    ``items`` key, or JSON text/bytes of any of those. Returns the items that parsed and
+    ``(index, error)`` for each that did not: one malformed item must not hide the
+    others, and must not vanish either. Raises ``ClaimParseError`` only when the whole
+    input is unusable (bad JSON, not a list of items at all).
+    """
+    if isinstance(raw, ChangesManifest):
+        return list(raw.items), []
+    if isinstance(raw, (str, bytes)):
+        raw = _loads(raw)
+    if isinstance(raw, Mapping):
+        if "items" not in raw:
+            raise ClaimParseError("manifest object has no 'items' list")
+        raw = raw["items"]
+    if isinstance(raw, SelfReport):
+        raw = [raw]
+    if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
+        raise ClaimParseError(f"manifest must be a list of items, got {type(raw).__name__}")
+    items: list[SelfReport] = []
+    errors: list[tuple[int, str]] = []
+    for i, entry in enumerate(_iter(raw)):
+        if isinstance(entry, SelfReport):
+            items.append(entry)
+            continue
+        try:
+            items.append(SelfReport.model_validate(entry))
+        except ValidationError as exc:
+            errors.append((i, _short(exc)))
+    return items, errors
+
+
+def _iter(seq: Iterable[Any]) -> Iterable[Any]:
+    yield from seq

@@ -1,0 +1,241 @@
+"""The workspace: the one place file truth is read from.
+
+Every read goes through the path guard afresh (a symlink swapped after a first read is
+caught by the next), and reads text only when it is text. Lines may be served from a
+cache keyed on the real path and the file's ``(dev, inode, mtime_ns, size)``, so a
+crossing with many citations reads each file once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+
+from trustgate.claims import Locator
+from trustgate.errors import ConfigurationError, EvidenceRefused
+from trustgate.evidence import _paths, git
+from trustgate.evidence.artifacts import Artifact, file_artifact
+from trustgate.evidence.ledger import ArtifactLedger
+
+__all__ = ["DEFAULT_MAX_BYTES", "Workspace"]
+
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+_CACHE_BYTES = 64 * 1024 * 1024
+
+
+class _LineCache:
+    """LRU of decoded lines, bounded by bytes; safe under threads (and so under asyncio)."""
+
+    def __init__(self, max_bytes: int = _CACHE_BYTES) -> None:
+        self._lock = threading.Lock()
+        self._max = max_bytes
+        self._size = 0
+        self._data: OrderedDict[str, tuple[tuple[int, int, int, int], tuple[str, ...], int]] = (
+            OrderedDict()
+        )
+
+    def get(self, real: str, identity: tuple[int, int, int, int]) -> tuple[str, ...] | None:
+        with self._lock:
+            hit = self._data.get(real)
+            if hit is None or hit[0] != identity:
+                return None
+            self._data.move_to_end(real)
+            return hit[1]
+
+    def put(
+        self, real: str, identity: tuple[int, int, int, int], lines: tuple[str, ...], nbytes: int
+    ) -> None:
+        if nbytes > self._max:
+            return
+        with self._lock:
+            old = self._data.pop(real, None)
+            if old is not None:
+                self._size -= old[2]
+            self._data[real] = (identity, lines, nbytes)
+            self._size += nbytes
+            while self._size > self._max and self._data:
+                _, (_, _, n) = self._data.popitem(last=False)
+                self._size -= n
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self._size = 0
+
+
+class Workspace:
+    """A directory (usually a git checkout) whose files agents cite.
+
+    Args:
+        root: the directory; paths in claims are relative to it.
+        scopes: optional allowed sub-paths (``["src", "docs/api.md"]``); a path whose
+            *real* location is outside every scope is refused ``outside_scope``.
+        max_bytes: files larger than this are refused ``too_large`` (default 8 MiB).
+
+    Example:
+        ```python
+        import tempfile, pathlib
+        from trustgate import FileCitation, Workspace, replay_citation
+
+        root = pathlib.Path(tempfile.mkdtemp())
+        (root / "app.py").write_text("def handler(event):\\n    return validate(event)\\n")
+        finding = replay_citation(FileCitation(file="app.py", line=2,
+                                               content="return validate(event)"),
+                                  Workspace(root))
+        assert finding.passed
+        ```
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        scopes: Iterable[str] | None = None,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        real = os.path.realpath(os.fspath(root))
+        if not os.path.isdir(real):
+            raise ConfigurationError(f"workspace root {os.fspath(root)!r} is not a directory")
+        if max_bytes <= 0:
+            raise ConfigurationError("max_bytes must be positive")
+        self.root = real
+        self.max_bytes = max_bytes
+        self.scopes = self._normalise_scopes(scopes)
+        self._cache = _LineCache()
+
+    def __repr__(self) -> str:
+        return f"Workspace({self.root!r}, scopes={list(self.scopes) if self.scopes else None})"
+
+    def _normalise_scopes(self, scopes: Iterable[str] | None) -> tuple[str, ...] | None:
+        if scopes is None:
+            return None
+        if isinstance(scopes, str):
+            scopes = [scopes]
+        out: list[str] = []
+        for scope in scopes:
+            try:
+                parts = _paths.normalise(scope)
+            except EvidenceRefused as exc:
+                if exc.code == "not_a_file":  # "." or "": the whole root
+                    out.append("")
+                    continue
+                raise ConfigurationError(f"invalid scope {scope!r}: {exc.message}") from None
+            lexical = "/".join(parts)
+            out.append(lexical)
+            real = os.path.realpath(os.path.join(self.root, *parts))
+            if real.startswith(self.root + os.sep):
+                resolved = os.path.relpath(real, self.root).replace(os.sep, "/")
+                if resolved != lexical:
+                    out.append(resolved)
+        return tuple(dict.fromkeys(out))
+
+    # -- reading -------------------------------------------------------------------
+
+    def _open(self, path: object) -> _paths.Opened:
+        return _paths.open_in_root(self.root, path, self.scopes)
+
+    def read_bytes(self, path: str, revision: str | None = None) -> bytes:
+        """The file's exact bytes (binary allowed), guarded; at ``revision`` through git."""
+        return self._read(path, revision)[1]
+
+    def _read(self, path: str, revision: str | None) -> tuple[str, bytes]:
+        if revision is not None:
+            parts = _paths.normalise(path)
+            commit = git.resolve_revision(self.root, revision)
+            return git.read_blob(self.root, commit, parts, path, self.scopes, self.max_bytes)
+        opened = self._open(path)
+        try:
+            return opened.rel, _paths.read_all(opened, self.max_bytes, path)
+        finally:
+            os.close(opened.fd)
+
+    def read_text(self, path: str, revision: str | None = None) -> str:
+        """The file as text; binary and invalid UTF-8 are refused with their own codes."""
+        return _paths.decode_text(self.read_bytes(path, revision), path)
+
+    def read_lines(self, path: str, *, use_cache: bool = True) -> tuple[str, ...]:
+        """The file's lines without terminators (``\\r\\n``, ``\\n``, ``\\r``), guarded afresh.
+
+        The guard runs on every call; only the decoding is cached, and only while the
+        real file keeps its identity.
+        """
+        opened = self._open(path)
+        try:
+            if use_cache:
+                hit = self._cache.get(opened.real, opened.identity)
+                if hit is not None:
+                    return hit
+            data = _paths.read_all(opened, self.max_bytes, path)
+        finally:
+            os.close(opened.fd)
+        lines = _paths.split_lines(_paths.decode_text(data, path))
+        if use_cache:
+            self._cache.put(opened.real, opened.identity, lines, len(data))
+        return lines
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def sha256(self, path: str, revision: str | None = None) -> str:
+        """Hex sha256 of the file's exact bytes, recomputed on every call."""
+        return hashlib.sha256(self.read_bytes(path, revision)).hexdigest()
+
+    # -- repository state ----------------------------------------------------------
+
+    def changed_files(self, base_revision: str = "HEAD") -> list[str]:
+        """Files changed since ``base_revision`` (diff to the working tree + untracked).
+
+        Always computed from git, never from an earlier round's state.
+        """
+        return git.changed_files(self.root, base_revision)
+
+    def resolve_revision(self, revision: str) -> str:
+        return git.resolve_revision(self.root, revision)
+
+    # -- frozen evidence -------------------------------------------------------------
+
+    def acquire(
+        self, locator: Locator, ledger: ArtifactLedger | None = None, *, use_cache: bool = False
+    ) -> Artifact:
+        """Read the bytes a locator points at and freeze them as an ``Artifact`` (seed 001).
+
+        Scope check, exact bytes (at the pinned revision through git, else the working
+        tree), range check against the real file, sha256 of the excerpt bytes, id from
+        the coordinate. With a ``ledger`` the artifact is stored put-if-absent and the
+        stored one returned (so the first ``acquired_at`` is kept). Refusals raise
+        ``EvidenceRefused`` with the finding code.
+        """
+        del use_cache  # acquisition always reads the bytes; there is no "trust me" path
+        if not isinstance(locator, Locator):
+            raise EvidenceRefused(
+                "invalid_locator", f"expected a Locator, got {type(locator).__name__}"
+            )
+        revision = None
+        if locator.revision is not None:
+            revision = git.resolve_revision(self.root, locator.revision)
+        rel, data = self._read(locator.path, revision)
+        text = _paths.decode_text(data, locator.path)
+        first, last = locator.first, locator.last
+        if first is not None and last is not None:
+            data, text = _slice_lines(data, first, last, locator.path)
+        artifact = file_artifact(
+            path=rel, revision=revision, start_line=first, end_line=last, data=data, text=text
+        )
+        return ledger.put(artifact) if ledger is not None else artifact
+
+
+def _slice_lines(data: bytes, first: int, last: int, shown: str) -> tuple[bytes, str]:
+    lines = data.splitlines(keepends=True)  # \r\n, \n, \r: as split_lines counts
+    n = len(lines)
+    if first < 1 or last < first or last > n:
+        raise EvidenceRefused(
+            "line_out_of_range",
+            f"lines {first}-{last} are outside {shown!r}, which has {n} line(s)",
+            path=shown,
+            detail={"start_line": first, "end_line": last, "line_count": n},
+        )
+    chunk = b"".join(lines[first - 1 : last])
+    return chunk, chunk.decode("utf-8")

@@ -1,0 +1,1 @@
+"""Deterministic checks: (claim, evidence) -> Finding."""

@@ -1,0 +1,135 @@
+"""Per-field trust bars (seed 001): a value is only as good as what grounds it.
+
+An investigator proposes field values, each grounded by artifact ids. A field whose bar
+requires verified evidence fails when every artifact grounding it is unverified,
+tampered or unknown; the approval policy then routes the proposal to a human.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from trustgate.evidence.artifacts import Artifact
+from trustgate.evidence.ledger import ArtifactLedger
+from trustgate.findings import Finding
+
+__all__ = ["GroundedValue", "TrustBar", "check_artifact_refs", "meets_trust_bar"]
+
+VERIFIER = "trust_bar"
+Requirement = Literal["verified", "unverified", "none"]
+
+
+class TrustBar(BaseModel):
+    """What grounding a field needs: ``verified`` evidence, any known evidence, or none."""
+
+    model_config = ConfigDict(frozen=True)
+
+    field: str
+    require: Requirement = "verified"
+
+
+class GroundedValue(BaseModel):
+    """A proposed value and the ids of the artifacts the agent says ground it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    value: Any = None
+    artifacts: list[str] = Field(default_factory=list)
+
+
+Artifacts = Mapping[str, Artifact] | ArtifactLedger
+
+
+def _status(artifacts: Artifacts, artifact_id: str) -> str | None:
+    if isinstance(artifacts, ArtifactLedger):
+        return artifacts.verification(artifact_id)
+    artifact = artifacts.get(artifact_id)
+    return artifact.verification if artifact is not None else None
+
+
+def check_artifact_refs(ids: Sequence[str], artifacts: Artifacts) -> list[Finding]:
+    """Fail ``unknown_artifact`` for every cited id the ledger does not hold."""
+    out = []
+    for artifact_id in ids:
+        if _status(artifacts, artifact_id) is None:
+            out.append(
+                Finding.failed(
+                    VERIFIER,
+                    "unknown_artifact",
+                    f"cited artifact {artifact_id!r} is not in the ledger",
+                    subject=artifact_id,
+                )
+            )
+    return out
+
+
+def meets_trust_bar(
+    patch: Mapping[str, Any],
+    artifacts: Artifacts,
+    bars: Sequence[TrustBar] | Mapping[str, Requirement],
+    *,
+    default: Requirement = "unverified",
+) -> list[Finding]:
+    """Hold each patched field's grounding to its bar; one finding per field (plus unknowns).
+
+    ``patch`` maps field → ``GroundedValue`` (or a dict of that shape). Fields without a
+    bar get ``default`` (by default: grounded by at least one artifact the ledger holds).
+    Codes: ``no_evidence``, ``unknown_artifact``, ``unverified_evidence``,
+    ``malformed_claim``.
+    """
+    required = {b.field: b.require for b in bars} if not isinstance(bars, Mapping) else dict(bars)
+    findings: list[Finding] = []
+    for name in sorted(patch):
+        try:
+            grounded = GroundedValue.model_validate(patch[name])
+        except ValidationError as exc:
+            findings.append(
+                Finding.failed(
+                    VERIFIER,
+                    "malformed_claim",
+                    f"field {name!r} is not a grounded value: {exc.errors()[0]['msg']}",
+                    subject=name,
+                )
+            )
+            continue
+        need = required.get(name, default)
+        if need == "none":
+            findings.append(Finding.ok(VERIFIER, "no evidence required", subject=name))
+            continue
+        unknown = check_artifact_refs(grounded.artifacts, artifacts)
+        findings.extend(f.model_copy(update={"subject": f"{name}: {f.subject}"}) for f in unknown)
+        statuses = [s for s in (_status(artifacts, a) for a in grounded.artifacts) if s]
+        if not grounded.artifacts:
+            findings.append(
+                Finding.failed(
+                    VERIFIER, "no_evidence", f"field {name!r} cites no evidence", subject=name
+                )
+            )
+        elif not statuses:
+            findings.append(
+                Finding.failed(
+                    VERIFIER,
+                    "no_evidence",
+                    f"field {name!r} cites only unknown artifacts",
+                    subject=name,
+                )
+            )
+        elif need == "verified" and "verified" not in statuses:
+            findings.append(
+                Finding.failed(
+                    VERIFIER,
+                    "unverified_evidence",
+                    f"field {name!r} needs verified evidence but is grounded only by "
+                    f"{'/'.join(sorted(set(statuses)))} artifacts",
+                    subject=name,
+                    detail={"statuses": statuses},
+                )
+            )
+        else:
+            findings.append(
+                Finding.ok(VERIFIER, f"field {name!r} meets its trust bar ({need})", subject=name)
+            )
+    return findings
