@@ -1,0 +1,576 @@
+"""URL and price integrity against an approved evidence set.
+
+On runs that did web research the ground truth is finite and in hand: the pages the
+research actually read and the prices it actually saw. So every URL and every price
+in the draft must be one of them (seed 004's integrity gate). Both sides are
+normalised the same way, so an honest draft that writes a URL or a price its own way
+is not flagged, and a draft that invents one is.
+
+Run it only where an evidence set exists: against an empty set every URL and price
+is unapproved, which is the right answer for "the research found none".
+
+**URLs** are read when they start with ``http://``/``https://`` (any case) or
+``www.``; markdown links and ``<...>`` autolinks are covered by the same scan.
+Trailing prose punctuation (``. , ; : ! ? ' " * _``) and an unbalanced closing
+bracket are not part of the URL. Normal form: scheme and host lower-cased, an IDN
+host in punycode, a trailing dot on the host dropped, the default port (80, 443, 21)
+dropped, the fragment dropped, percent-escapes of unreserved characters decoded and
+other escapes upper-cased, characters that must be escaped escaped (``/café`` ≡
+``/caf%C3%A9``), ``.``/``..`` path segments resolved, an empty path written ``/``
+and a trailing slash on a longer path dropped. The query is kept (its order
+matters to servers). ``http`` and ``https`` differ; a scheme-less ``www.`` URL
+matches an approved URL of either scheme.
+
+**Prices** need a currency: numbers without one are never prices. Currency from a
+symbol (``$`` is USD; ``US$ A$ AU$ C$ CA$ NZ$ HK$ S$ SG$ MX$ R$ € £ ¥ ₹ ₩``; ``¥``
+is JPY) or an upper-case ISO 4217 code before or after the amount (``USD 1200``,
+``1.200,00 EUR``); a code after a bare year ("2026 EUR") is not read as a price.
+Amounts: with both ``,`` and ``.`` the last one is the decimal mark
+(``1,200.50`` = ``1.200,50``); a single ``,`` or ``.`` followed by exactly three
+digits is a thousands separator (``$1.200`` = ``$1,200`` = 1200), otherwise a
+decimal mark; NBSP, thin space and ``'`` group thousands, and so does a plain space
+when the currency follows the amount (``1 200 €``).
+Magnitudes ``k``/``K``, ``m``/``M``/``mn``, ``b``/``B``/``bn``, ``tn`` and the words
+thousand/million/billion/trillion multiply (``$5k`` = USD 5000). The normal form is
+``"<CODE> <amount>"`` with trailing zeros dropped: ``"$1,200.00"`` ≡ ``"USD 1200"``.
+A range "$5-10" is one price ($5): the bare 10 has no currency.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any
+from urllib.parse import unquote
+
+from pydantic import BaseModel, ConfigDict
+
+from trustgate.errors import InputError
+from trustgate.evidence.brief import ApprovedPrice, EvidenceSet
+from trustgate.findings import Finding
+
+__all__ = [
+    "VERIFIER",
+    "PriceMatch",
+    "UrlMatch",
+    "check_integrity",
+    "find_prices",
+    "find_urls",
+    "normalize_price",
+    "normalize_url",
+]
+
+VERIFIER = "evidence_integrity"
+
+# --------------------------------------------------------------------------- URLs
+
+_URL = re.compile(
+    r"(?<![\w@.+-])(?:(?i:https?)://|(?i:www)\.)"
+    r"(?:\[[0-9A-Fa-f:.]+\])?"
+    r"[^\s<>\"`\[\]{}|\\^“”‘’«»]*"
+)
+_TRAILING = ".,;:!?'\"*_~…"
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+_DEFAULT_PORTS = {"http": "80", "https": "443", "ftp": "21"}
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_PATH_SAFE = _UNRESERVED | frozenset("!$&'()*+,;=:@/")
+_QUERY_SAFE = _PATH_SAFE | frozenset("?")
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+class UrlMatch(BaseModel):
+    """A URL as written in a text, with its normal form."""
+
+    model_config = ConfigDict(frozen=True)
+
+    written: str
+    normalized: str
+    start: int
+    end: int
+
+
+def _strip_trailing(url: str) -> str:
+    while url:
+        last = url[-1]
+        unbalanced = last in _CLOSERS and url.count(last) > url.count(_CLOSERS[last])
+        if last in _TRAILING or unbalanced:
+            url = url[:-1]
+        else:
+            break
+    return url
+
+
+def _pct(text: str, safe: frozenset[str]) -> str:
+    """Canonical percent-encoding: decode unreserved, upper-case the rest, escape unsafe."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "%" and i + 2 < n and text[i + 1] in _HEX and text[i + 2] in _HEX:
+            byte = int(text[i + 1 : i + 3], 16)
+            decoded = chr(byte)
+            out.append(decoded if decoded in _UNRESERVED else f"%{byte:02X}")
+            i += 3
+            continue
+        if ch in safe:
+            out.append(ch)
+        else:
+            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+        i += 1
+    return "".join(out)
+
+
+def _remove_dot_segments(path: str) -> str:
+    segments = path.split("/")
+    out: list[str] = []
+    for seg in segments[1:]:
+        if seg == ".":
+            continue
+        if seg == "..":
+            if out:
+                out.pop()
+            continue
+        out.append(seg)
+    trailing = segments[-1] in (".", "..") if len(segments) > 1 else False
+    result = "/" + "/".join(out)
+    if trailing and not result.endswith("/"):
+        result += "/"
+    return result
+
+
+def _host(host: str) -> str:
+    if host.startswith("["):
+        return host.lower()
+    host = unquote(host).lower()
+    if host.endswith(".") and len(host) > 1:
+        host = host[:-1]
+    if host.isascii():
+        return _pct(host, _UNRESERVED | frozenset("!$&'()*+,;="))
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return _pct(host, _UNRESERVED | frozenset("!$&'()*+,;="))
+
+
+def normalize_url(url: str) -> str:
+    """The normal form two URLs are compared in (see the module docstring).
+
+    Never raises on a string: what cannot be parsed is compared in a minimally
+    normalised form, so a malformed URL is unapproved rather than an error.
+
+    Example:
+        ```python
+        from trustgate.verifiers.integrity import normalize_url
+
+        assert normalize_url("HTTPS://Example.COM:443/a/./b/#top") == "https://example.com/a/b"
+        ```
+    """
+    if not isinstance(url, str):
+        raise InputError(f"a URL must be text, got {type(url).__name__}")
+    url = url.strip()
+    url = url.split("#", 1)[0]
+    m = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):(?=//)", url)
+    if m is not None:
+        scheme, rest = m.group(1).lower(), url[m.end() :]
+    elif url.startswith("//"):
+        scheme, rest = "", url
+    elif url[:4].lower() == "www.":
+        scheme, rest = "", "//" + url
+    else:
+        m2 = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", url)
+        if m2 is None:
+            return _pct(url, _QUERY_SAFE)
+        return m2.group(1).lower() + ":" + _pct(url[m2.end() :], _QUERY_SAFE)
+    rest = rest[2:]
+    cut = len(rest)
+    for sep in "/?":
+        at = rest.find(sep)
+        if at != -1:
+            cut = min(cut, at)
+    authority, tail = rest[:cut], rest[cut:]
+    userinfo, _, hostport = authority.rpartition("@")
+    hm = re.fullmatch(r"(\[[^\]]*\]|[^:]*)(?::(.*))?", hostport)
+    assert hm is not None  # the pattern matches any string
+    host, port = _host(hm.group(1)), hm.group(2)
+    if port is not None:
+        if port.isdigit() and port.isascii():
+            port = str(int(port))
+            if port == _DEFAULT_PORTS.get(scheme):
+                port = None
+        elif port == "":
+            port = None
+        else:
+            port = _pct(port, _UNRESERVED)
+    path, qmark, query = tail.partition("?")
+    path = _remove_dot_segments(_pct(path, _PATH_SAFE)) if path else "/"
+    if len(path) > 1:
+        path = path.rstrip("/") or "/"
+    query = _pct(query, _QUERY_SAFE)
+    prefix = f"{scheme}:" if scheme else ""
+    auth = (_pct(userinfo, _PATH_SAFE - {"/", "@"}) + "@") if userinfo else ""
+    portpart = f":{port}" if port is not None else ""
+    return f"{prefix}//{auth}{host}{portpart}{path}{'?' + query if qmark and query else ''}"
+
+
+def find_urls(text: str) -> list[UrlMatch]:
+    """Every URL in ``text`` in reading order, prose punctuation trimmed off."""
+    out: list[UrlMatch] = []
+    for m in _URL.finditer(text):
+        written = _strip_trailing(m.group(0))
+        if len(written) <= len("www.") or written.lower().rstrip("/") in ("http:", "https:"):
+            continue
+        if re.fullmatch(r"(?i:https?)://", written):
+            continue
+        out.append(
+            UrlMatch(
+                written=written,
+                normalized=normalize_url(written),
+                start=m.start(),
+                end=m.start() + len(written),
+            )
+        )
+    return out
+
+
+def _url_keys(normalized: str) -> tuple[str, ...]:
+    if normalized.startswith("//"):
+        return ("http:" + normalized, "https:" + normalized)
+    return (normalized,)
+
+
+# --------------------------------------------------------------------------- prices
+
+_SYMBOLS = {
+    "$": "USD",
+    "US$": "USD",
+    "A$": "AUD",
+    "AU$": "AUD",
+    "C$": "CAD",
+    "CA$": "CAD",
+    "NZ$": "NZD",
+    "HK$": "HKD",
+    "S$": "SGD",
+    "SG$": "SGD",
+    "MX$": "MXN",
+    "R$": "BRL",
+    "€": "EUR",
+    "£": "GBP",
+    "¥": "JPY",
+    "₹": "INR",
+    "₩": "KRW",
+}
+_CODES = frozenset(
+    [
+        "USD",
+        "EUR",
+        "GBP",
+        "JPY",
+        "CHF",
+        "CAD",
+        "AUD",
+        "NZD",
+        "CNY",
+        "HKD",
+        "SGD",
+        "INR",
+        "SEK",
+        "NOK",
+        "DKK",
+        "PLN",
+        "CZK",
+        "HUF",
+        "RON",
+        "BGN",
+        "BRL",
+        "MXN",
+        "ZAR",
+        "KRW",
+        "TRY",
+        "ILS",
+        "AED",
+        "SAR",
+        "RUB",
+        "TWD",
+        "THB",
+        "IDR",
+        "MYR",
+        "PHP",
+        "VND",
+        "ARS",
+        "CLP",
+        "COP",
+        "PEN",
+        "NGN",
+        "EGP",
+    ]
+)
+_MULTIPLIERS = {
+    "k": 10**3,
+    "thousand": 10**3,
+    "m": 10**6,
+    "mn": 10**6,
+    "million": 10**6,
+    "b": 10**9,
+    "bn": 10**9,
+    "billion": 10**9,
+    "tn": 10**12,
+    "trillion": 10**12,
+}
+_SYM_RX = r"(?:US|AU|A|CA|C|NZ|HK|SG|S|MX|R)?\$|€|£|¥|₹|₩"
+_CODE_RX = "|".join(sorted(_CODES))
+_NUM_RX = r"\d+(?:[,.'\u00a0\u202f]\d+)*"
+_MULT_RX = (
+    r"(?:[ \u00a0]?(?i:thousand|million|billion|trillion)(?![\w])"
+    r"|(?:k|K|m|M|mn|bn|b|B|tn)(?![\w]))"
+)
+_PRICE_SYM = re.compile(
+    rf"(?<![\w$])(?P<sym>{_SYM_RX})[ \u00a0]?(?P<num>{_NUM_RX})(?P<mult>{_MULT_RX})?"
+    rf"(?:[ \u00a0]?(?P<code>{_CODE_RX})(?![\w]))?"
+)
+_PRICE_CODE = re.compile(
+    rf"(?<![\w.,])(?P<code>{_CODE_RX})[ \u00a0]?(?P<num>{_NUM_RX})(?P<mult>{_MULT_RX})?"
+)
+_PRICE_AFTER = re.compile(
+    rf"(?<![\w.,'$€£¥₹₩])(?P<num>\d{{1,3}}(?: \d{{3}})+(?:,\d+)?|{_NUM_RX})"
+    rf"(?P<mult>{_MULT_RX})?[ \u00a0]?"
+    rf"(?:(?P<sym>€|£|¥|₹|₩|\$)|(?P<code>{_CODE_RX})(?![\w]))"
+)
+
+
+class PriceMatch(BaseModel):
+    """A price as written in a text, with its normal form ``"<CODE> <amount>"``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    written: str
+    normalized: str
+    currency: str
+    amount: str
+    start: int
+    end: int
+
+
+def _amount(num: str) -> Decimal | None:
+    num = num.replace("\u00a0", "'").replace("\u202f", "'").replace(" ", "'")
+    seps = [c for c in num if c in ",.'"]
+    if not seps:
+        return Decimal(num)
+    groups = re.split(r"[,.']", num)
+    last = seps[-1]
+    decimal_part: str | None = None
+    if last in ",." and (len(set(seps)) > 1 or (len(seps) == 1 and len(groups[-1]) != 3)):
+        decimal_part = groups[-1]
+        groups, seps = groups[:-1], seps[:-1]
+    if seps:
+        if len(set(seps)) != 1 or not 1 <= len(groups[0]) <= 3:
+            return None
+        if any(len(g) != 3 for g in groups[1:]):
+            return None
+    digits = "".join(groups) + ("." + decimal_part if decimal_part is not None else "")
+    try:
+        return Decimal(digits)
+    except InvalidOperation:  # pragma: no cover - the regex admits digits only
+        return None
+
+
+def _canonical_amount(value: Decimal) -> str:
+    text = format(value.normalize(), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def _price_from(m: re.Match[str]) -> tuple[str, Decimal] | None:
+    groups = m.groupdict()
+    code = groups.get("code")
+    sym = groups.get("sym")
+    currency = code or (_SYMBOLS.get(sym) if sym else None)
+    if currency is None:
+        return None
+    value = _amount(m.group("num"))
+    if value is None:
+        return None
+    mult = (m.group("mult") or "").strip()
+    if mult:
+        factor = _MULTIPLIERS.get(mult.lower())
+        if factor is None:  # pragma: no cover - the regex admits known magnitudes only
+            return None
+        value *= factor
+    return currency, value
+
+
+def find_prices(text: str) -> list[PriceMatch]:
+    """Every price (an amount with a currency) in ``text``, in reading order."""
+    hits: list[tuple[int, int, int, PriceMatch]] = []
+    for rank, rx in enumerate((_PRICE_SYM, _PRICE_CODE, _PRICE_AFTER)):
+        for m in rx.finditer(text):
+            if (
+                rx is _PRICE_AFTER
+                and m.group("code")
+                and re.fullmatch(r"(?:19|20)\d\d", m.group("num"))
+                and not m.group("mult")
+            ):
+                continue  # "2026 EUR": a year next to a currency code, not a price
+            parsed = _price_from(m)
+            if parsed is None:
+                continue
+            currency, value = parsed
+            amount = _canonical_amount(value)
+            hits.append(
+                (
+                    m.start(),
+                    -(m.end() - m.start()),
+                    rank,
+                    PriceMatch(
+                        written=m.group(0),
+                        normalized=f"{currency} {amount}",
+                        currency=currency,
+                        amount=amount,
+                        start=m.start(),
+                        end=m.end(),
+                    ),
+                )
+            )
+    hits.sort(key=lambda h: (h[0], h[1], h[2]))
+    out: list[PriceMatch] = []
+    taken_until = -1
+    for start, _, _, match in hits:
+        if start < taken_until:
+            continue
+        out.append(match)
+        taken_until = match.end
+    return out
+
+
+def normalize_price(price: str | ApprovedPrice) -> str:
+    """The normal form ``"<CODE> <amount>"`` of one price; ``InputError`` if it is not one.
+
+    Example:
+        ```python
+        from trustgate.verifiers.integrity import normalize_price
+
+        assert normalize_price("$1,200.00") == normalize_price("USD 1200") == "USD 1200"
+        assert normalize_price("1.200,00 €") == "EUR 1200"
+        ```
+    """
+    if isinstance(price, ApprovedPrice):
+        return f"{price.currency.upper()} {_canonical_amount(Decimal(price.amount))}"
+    if not isinstance(price, str):
+        raise InputError(f"a price must be text, got {type(price).__name__}")
+    text = price.strip()
+    found = find_prices(text)
+    if len(found) != 1 or found[0].start != 0 or found[0].end != len(text):
+        raise InputError(
+            f"{price!r} is not one price (an amount with a currency, e.g. '$1,200' or 'EUR 99')"
+        )
+    return found[0].normalized
+
+
+# --------------------------------------------------------------------------- the check
+
+
+def _coerce_evidence(evidence: EvidenceSet | Mapping[str, Any]) -> EvidenceSet:
+    if isinstance(evidence, EvidenceSet):
+        return evidence
+    if isinstance(evidence, Mapping):
+        return EvidenceSet.from_json(dict(evidence))
+    raise InputError(f"evidence must be an EvidenceSet or a mapping, got {type(evidence).__name__}")
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def check_integrity(draft: str, evidence: EvidenceSet | Mapping[str, Any]) -> list[Finding]:
+    """Every URL and price in ``draft`` must be in the approved evidence set.
+
+    One failing finding per distinct unapproved URL (``unapproved_url``) or price
+    (``unapproved_price``), in order of first appearance; one passing finding when
+    there are none (a draft with no URL and no price passes). An evidence price that
+    is not a price raises ``InputError``: a broken evidence set must halt, not pass.
+
+    Example:
+        ```python
+        from trustgate import EvidenceSet, check_integrity
+
+        ev = EvidenceSet(urls=["https://example.com/pricing"], prices=["USD 1200"])
+        draft = "Plans start at $1,200.00 (https://Example.com/pricing/). Enterprise: $5k."
+        [f] = check_integrity(draft, ev)
+        assert (f.code, f.subject) == ("unapproved_price", "USD 5000")
+        ```
+    """
+    if not isinstance(draft, str):
+        raise InputError(f"draft must be text (str), got {type(draft).__name__}")
+    ev = _coerce_evidence(evidence)
+    approved_urls = {key for u in ev.urls for key in _url_keys(normalize_url(u))}
+    approved_prices = {normalize_price(p) for p in ev.prices}
+
+    urls = find_urls(draft)
+    masked = list(draft)
+    for u in urls:
+        masked[u.start : u.end] = " " * (u.end - u.start)
+    prices = find_prices("".join(masked))
+
+    failures: list[tuple[int, str, str, Finding]] = []
+    by_url: dict[str, list[UrlMatch]] = {}
+    for u in urls:
+        if not any(k in approved_urls for k in _url_keys(u.normalized)):
+            by_url.setdefault(u.normalized, []).append(u)
+    for norm, ms in by_url.items():
+        failures.append(
+            (
+                ms[0].start,
+                "unapproved_url",
+                norm,
+                Finding.failed(
+                    VERIFIER,
+                    "unapproved_url",
+                    f"{ms[0].written} is not in the approved evidence set",
+                    subject=norm,
+                    detail={
+                        "written": sorted({m.written for m in ms}),
+                        "occurrences": len(ms),
+                        "offset": ms[0].start,
+                        "line": _line(draft, ms[0].start),
+                    },
+                ),
+            )
+        )
+    by_price: dict[str, list[PriceMatch]] = {}
+    for p in prices:
+        if p.normalized not in approved_prices:
+            by_price.setdefault(p.normalized, []).append(p)
+    for norm, ps in by_price.items():
+        failures.append(
+            (
+                ps[0].start,
+                "unapproved_price",
+                norm,
+                Finding.failed(
+                    VERIFIER,
+                    "unapproved_price",
+                    f'"{ps[0].written}" ({norm}) is not in the approved evidence set',
+                    subject=norm,
+                    detail={
+                        "written": sorted({p.written for p in ps}),
+                        "occurrences": len(ps),
+                        "offset": ps[0].start,
+                        "line": _line(draft, ps[0].start),
+                    },
+                ),
+            )
+        )
+    if failures:
+        failures.sort(key=lambda f: (f[0], f[1], f[2]))
+        return [f for *_, f in failures]
+    return [
+        Finding.ok(
+            VERIFIER,
+            f"{len(urls)} URL(s) and {len(prices)} price(s), all in the approved evidence set",
+            detail={
+                "urls": sorted({u.normalized for u in urls}),
+                "prices": sorted({p.normalized for p in prices}),
+            },
+        )
+    ]
