@@ -12,12 +12,13 @@ import sys
 from collections.abc import Sequence
 
 from trustgate.cli import _common
+from trustgate.cli import contracts as _contracts
 from trustgate.cli import files as _files
 
 __all__ = ["main"]
 
 # Each command family lives in its own module exposing ``register(subparsers)``.
-_FAMILIES = [_files]
+_FAMILIES = [_files, _contracts]
 
 
 def build_parser() -> argparse.ArgumentParser:
