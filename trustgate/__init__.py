@@ -88,4 +88,44 @@ __all__ = [
 # (imports here, then `__all__ += [...]`)
 
 # --- contracts: brief, closed-list citations, verdicts, integrity (issue 3, contracts) ---
-# (imports here, then `__all__ += [...]`)
+from trustgate.evidence.brief import (
+    ApprovedCitation,
+    ApprovedPrice,
+    Brief,
+    EvidenceSet,
+)
+from trustgate.verifiers.citation_patterns import (
+    DEFAULT_CITATION_PATTERNS,
+    CitationId,
+    CitationMatch,
+    CitationPattern,
+    RegexCitationPattern,
+    extract_citations,
+)
+from trustgate.verifiers.contract import check_citations
+from trustgate.verifiers.integrity import (
+    check_integrity,
+    normalize_price,
+    normalize_url,
+)
+from trustgate.verifiers.verdict import Verdict, VerdictIssue, parse_verdict
+
+__all__ += [
+    "DEFAULT_CITATION_PATTERNS",
+    "ApprovedCitation",
+    "ApprovedPrice",
+    "Brief",
+    "CitationId",
+    "CitationMatch",
+    "CitationPattern",
+    "EvidenceSet",
+    "RegexCitationPattern",
+    "Verdict",
+    "VerdictIssue",
+    "check_citations",
+    "check_integrity",
+    "extract_citations",
+    "normalize_price",
+    "normalize_url",
+    "parse_verdict",
+]
