@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -130,13 +131,13 @@ def test_empty_manifest_fails(repo: Path) -> None:
 def test_each_file_read_once_per_call(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ws = Workspace(repo)
     calls: list[str] = []
-    real = ws.read_lines
+    real = ws._lines
 
-    def counting(path: str, **kw: bool) -> tuple[str, ...]:
+    def counting(path: str, **kw: Any) -> tuple[str, ...]:
         calls.append(path)
         return real(path, **kw)
 
-    monkeypatch.setattr(ws, "read_lines", counting)
+    monkeypatch.setattr(ws, "_lines", counting)
     items = [
         SelfReport(
             item=f"i{n}",

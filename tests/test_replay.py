@@ -107,3 +107,18 @@ def test_refusals_become_findings(ws: Workspace) -> None:
 def test_replay_is_deterministic(ws: Workspace) -> None:
     c = FileCitation(file="dup.txt", line=3, content="target text here")
     assert len({replay_citation(c, ws).model_dump_json() for _ in range(5)}) == 1
+
+
+def test_fast_finding_equals_validated_finding() -> None:
+    from trustgate import Finding
+
+    fast = Finding.failed("v", "code", "msg", severity="warn", subject="s", detail={"a": 1})
+    slow = Finding(verifier="v", status="fail", severity="warn", code="code", message="msg",
+                   subject="s", detail={"a": 1})
+    assert fast == slow and fast.model_dump() == slow.model_dump()
+    assert fast.model_copy(update={"subject": "t"}).subject == "t"
+    assert Finding.model_validate_json(fast.model_dump_json()) == fast
+    with pytest.raises(ValueError):
+        Finding.failed("v", "c", "m", severity="fatal")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        Finding.ok(1, "m")  # type: ignore[arg-type]

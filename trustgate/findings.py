@@ -13,6 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["Finding", "FindingStatus", "Severity"]
 
+_setattr = object.__setattr__
+_ALL_FIELDS = frozenset({"verifier", "status", "severity", "code", "message", "subject", "detail"})
+
 FindingStatus = Literal["pass", "fail"]
 Severity = Literal["block", "warn"]
 
@@ -58,14 +61,7 @@ class Finding(BaseModel):
         subject: str | None = None,
         detail: dict[str, Any] | None = None,
     ) -> Finding:
-        return cls(
-            verifier=verifier,
-            status="pass",
-            code=code,
-            message=message,
-            subject=subject,
-            detail=dict(detail or {}),
-        )
+        return cls._fast(verifier, "pass", "block", code, message, subject, detail)
 
     @classmethod
     def failed(
@@ -78,15 +74,46 @@ class Finding(BaseModel):
         subject: str | None = None,
         detail: dict[str, Any] | None = None,
     ) -> Finding:
-        return cls(
-            verifier=verifier,
-            status="fail",
-            severity=severity,
-            code=code,
-            message=message,
-            subject=subject,
-            detail=dict(detail or {}),
+        return cls._fast(verifier, "fail", severity, code, message, subject, detail)
+
+    @classmethod
+    def _fast(
+        cls,
+        verifier: str,
+        status: FindingStatus,
+        severity: Severity,
+        code: str,
+        message: str,
+        subject: str | None,
+        detail: dict[str, Any] | None,
+    ) -> Finding:
+        # Verifiers build thousands of findings per crossing and validation would cost
+        # more than the check itself; the invariants are checked by hand, and the object
+        # is assembled the way pydantic's model_construct does (a test pins equality).
+        if not (isinstance(verifier, str) and isinstance(code, str) and isinstance(message, str)):
+            raise TypeError("verifier, code and message must be strings")
+        if severity not in ("block", "warn"):
+            raise ValueError(f"severity must be 'block' or 'warn', not {severity!r}")
+        if subject is not None and not isinstance(subject, str):
+            raise TypeError("subject must be a string or None")
+        obj = cls.__new__(cls)
+        _setattr(
+            obj,
+            "__dict__",
+            {
+                "verifier": verifier,
+                "status": status,
+                "severity": severity,
+                "code": code,
+                "message": message,
+                "subject": subject,
+                "detail": dict(detail) if detail else {},
+            },
         )
+        _setattr(obj, "__pydantic_fields_set__", set(_ALL_FIELDS))
+        _setattr(obj, "__pydantic_extra__", None)
+        _setattr(obj, "__pydantic_private__", None)
+        return obj
 
     def __str__(self) -> str:
         where = f" [{self.subject}]" if self.subject else ""

@@ -72,6 +72,11 @@ def in_scope(rel: str, scopes: tuple[str, ...] | None) -> bool:
     return any(s == "" or rel == s or rel.startswith(s + "/") for s in scopes)
 
 
+def open_root(root: str) -> int:
+    """A descriptor for the root, for callers that open many files in one go."""
+    return os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)
+
+
 class _Symlink(Exception):
     pass
 
@@ -124,7 +129,9 @@ def _walk(root_fd: int, parts: tuple[str, ...], shown: str) -> int:
             os.close(fd)
 
 
-def open_in_root(root: str, path: object, scopes: tuple[str, ...] | None) -> Opened:
+def open_in_root(
+    root: str, path: object, scopes: tuple[str, ...] | None, root_fd: int | None = None
+) -> Opened:
     """Resolve and open ``path`` under ``root`` (a real, absolute directory path).
 
     Raises ``EvidenceRefused`` with a stable code for every refusal. Scope is checked on
@@ -132,7 +139,9 @@ def open_in_root(root: str, path: object, scopes: tuple[str, ...] | None) -> Ope
     """
     parts = normalise(path)
     shown = path if isinstance(path, str) else repr(path)
-    root_fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)
+    own_fd = root_fd is None
+    if root_fd is None:
+        root_fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)
     try:
         try:
             fd = _walk(root_fd, parts, shown)
@@ -148,7 +157,8 @@ def open_in_root(root: str, path: object, scopes: tuple[str, ...] | None) -> Ope
                     path=shown,
                 ) from None
     finally:
-        os.close(root_fd)
+        if own_fd:
+            os.close(root_fd)
     try:
         if not in_scope(rel, scopes):
             raise EvidenceRefused(

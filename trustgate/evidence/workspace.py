@@ -134,8 +134,12 @@ class Workspace:
 
     # -- reading -------------------------------------------------------------------
 
-    def _open(self, path: object) -> _paths.Opened:
-        return _paths.open_in_root(self.root, path, self.scopes)
+    def _open(self, path: object, root_fd: int | None = None) -> _paths.Opened:
+        return _paths.open_in_root(self.root, path, self.scopes, root_fd)
+
+    def _open_root(self) -> int:
+        """A root descriptor for a batch of reads (one replay call); the caller closes it."""
+        return _paths.open_root(self.root)
 
     def read_bytes(self, path: str, revision: str | None = None) -> bytes:
         """The file's exact bytes (binary allowed), guarded; at ``revision`` through git."""
@@ -162,7 +166,12 @@ class Workspace:
         The guard runs on every call; only the decoding is cached, and only while the
         real file keeps its identity.
         """
-        opened = self._open(path)
+        return self._lines(path, use_cache=use_cache)
+
+    def _lines(
+        self, path: str, *, use_cache: bool = True, root_fd: int | None = None
+    ) -> tuple[str, ...]:
+        opened = self._open(path, root_fd)
         try:
             if use_cache:
                 hit = self._cache.get(opened.real, opened.identity)

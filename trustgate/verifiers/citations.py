@@ -8,6 +8,7 @@ would let a paraphrase pass as a quote.
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections.abc import Iterable
 from typing import Any
@@ -32,21 +33,35 @@ def _nfc(text: str) -> str:
 
 
 def _nonspace(text: str) -> int:
-    return len(text) - sum(1 for ch in text if ch.isspace())
+    return len("".join(text.split()))
 
 
 class _Reader:
-    """Line source for one replay call: each path is guarded and read at most once."""
+    """Line source for one replay call: each path is guarded and read at most once.
+
+    Used as a context manager so the root directory is opened once per call, not once
+    per file; it is never kept across calls (the guard must run afresh each time).
+    """
 
     def __init__(self, workspace: Workspace) -> None:
         self._ws = workspace
         self._memo: dict[str, tuple[str, ...] | EvidenceRefused] = {}
+        self._root_fd: int | None = None
+
+    def __enter__(self) -> _Reader:
+        self._root_fd = self._ws._open_root()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._root_fd is not None:
+            os.close(self._root_fd)
+            self._root_fd = None
 
     def lines(self, path: str) -> tuple[str, ...]:
         hit = self._memo.get(path)
         if hit is None:
             try:
-                hit = self._ws.read_lines(path)
+                hit = self._ws._lines(path, root_fd=self._root_fd)
             except EvidenceRefused as exc:
                 hit = exc
             self._memo[path] = hit
@@ -69,7 +84,8 @@ def replay_citation(
     Content with fewer than ``min_chars`` non-space characters must equal the whole
     cited line, with no window: a one-letter "citation" matches almost anything.
     """
-    return _replay(citation, _Reader(workspace), window, min_chars, subject_prefix="")
+    with _Reader(workspace) as reader:
+        return _replay(citation, reader, window, min_chars, subject_prefix="")
 
 
 def _replay(
@@ -182,8 +198,21 @@ def replay_manifest(
     ]
     if not parsed and not errors:
         return [Finding.failed(VERIFIER, "no_claims", "the manifest has no items to check")]
-    reader = _Reader(workspace)
     changed_items: list[tuple[int, SelfReport]] = []
+    with _Reader(workspace) as reader:
+        findings.extend(_replay_items(parsed, reader, window, min_chars, changed_items))
+    findings.extend(_check_changed(changed_items, workspace, base, undeclared_severity))
+    return findings
+
+
+def _replay_items(
+    parsed: list[SelfReport],
+    reader: _Reader,
+    window: int,
+    min_chars: int,
+    changed_items: list[tuple[int, SelfReport]],
+) -> list[Finding]:
+    findings: list[Finding] = []
     for i, item in enumerate(parsed):
         prefix = f"{item.item or f'item[{i}]'}: "
         if item.status == "changed":
@@ -200,7 +229,6 @@ def replay_manifest(
             )
             continue
         findings.extend(_replay(c, reader, window, min_chars, prefix) for c in item.evidence)
-    findings.extend(_check_changed(changed_items, workspace, base, undeclared_severity))
     return findings
 
 
