@@ -173,7 +173,8 @@ def parse_verdict(raw: str) -> Verdict:
     except VerdictError:
         raise
     except json.JSONDecodeError as exc:
-        what = "truncated" if exc.pos >= len(text) else "malformed"
+        cut = exc.pos >= len(text) or exc.msg.startswith("Unterminated")
+        what = "truncated" if cut else "malformed"
         _fail(f"verdict is not valid JSON ({what}: {exc.msg} at char {exc.pos})")
     except RecursionError:
         _fail("verdict nests too deeply to be a verdict")
