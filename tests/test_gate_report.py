@@ -16,7 +16,7 @@ from typing_extensions import TypedDict
 
 from trustgate.findings import Finding
 from trustgate.report import (
-    Override,
+    OverrideRecord,
     Report,
     TrustReports,
     add_reports,
@@ -38,7 +38,7 @@ def _report(n: int = 1) -> Report:
         findings=[Finding.failed("v", "content_mismatch", "nope", subject="a.py")],
         decision="modified",
         overrides=[
-            Override(
+            OverrideRecord(
                 kind="field_override",
                 target="verdict",
                 before="APPROVE",

@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from trustgate.findings import Finding
+    from trustgate.report import Report
 
 __all__ = [
     "ArtifactIntegrityError",
     "ClaimParseError",
     "ConfigurationError",
     "EvidenceRefused",
+    "GateHalted",
     "GitError",
     "InputError",
     "LangGraphCompatibilityError",
@@ -97,3 +99,19 @@ class VerdictError(TrustgateError):
 
 class LangGraphCompatibilityError(TrustgateError):
     """LangGraph internals trustgate relies on are not what this version expects."""
+
+
+class GateHalted(TrustgateError):
+    """A trust gate stopped the run: nothing it had not cleared was released.
+
+    Carries the :class:`~trustgate.report.Report` of the halted crossing, which was
+    persisted (state, stream) before the run stopped.
+    """
+
+    def __init__(self, report: Report, message: str | None = None) -> None:
+        reasons = "; ".join(str(f) for f in report.failed) or report.error or "halted"
+        super().__init__(message or f"gate {report.gate!r} on {report.node!r} halted: {reasons}")
+        self.report = report
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.report, str(self)))

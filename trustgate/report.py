@@ -29,8 +29,8 @@ __all__ = [
     "REPORTS_KEY",
     "Approval",
     "Decision",
-    "Override",
     "OverrideKind",
+    "OverrideRecord",
     "Report",
     "ReportLog",
     "TrustReports",
@@ -60,12 +60,12 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class Override(BaseModel):
+class OverrideRecord(BaseModel):
     """One thing the gate changed (or refused) in the guarded node's output.
 
     Example:
         ```python
-        Override(kind="field_override", target="verdict", before="APPROVE",
+        OverrideRecord(kind="field_override", target="verdict", before="APPROVE",
                  after="REQUEST_CHANGES", reason="citation_replay/content_mismatch")
         ```
     """
@@ -119,7 +119,7 @@ class Report(BaseModel):
     claims: list[Any] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
     decision: Decision
-    overrides: list[Override] = Field(default_factory=list)
+    overrides: list[OverrideRecord] = Field(default_factory=list)
     released: bool
     error: str | None = None
     approval: Approval | None = None
