@@ -13,12 +13,13 @@ from collections.abc import Sequence
 
 from trustgate.cli import _common
 from trustgate.cli import contracts as _contracts
+from trustgate.cli import demo as _demo
 from trustgate.cli import files as _files
 
 __all__ = ["main"]
 
 # Each command family lives in its own module exposing ``register(subparsers)``.
-_FAMILIES = [_files, _contracts]
+_FAMILIES = [_files, _contracts, _demo]
 
 
 def build_parser() -> argparse.ArgumentParser:
