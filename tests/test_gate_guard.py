@@ -1,0 +1,404 @@
+"""guard(): real gate nodes inside existing graphs, with lying models stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+from typing import Annotated, Any
+
+import pytest
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.store.memory import InMemoryStore
+from langgraph.types import Command, Send
+from pydantic import BaseModel
+from typing_extensions import TypedDict
+
+from trustgate.errors import ConfigurationError, GateHalted, LangGraphCompatibilityError
+from trustgate.findings import Finding
+from trustgate.gate import TrustGate
+from trustgate.policy import OVERRIDE_NOTE, Halt, Override
+from trustgate.readers import FromKey
+from trustgate.report import Report, TrustReports, reports
+from trustgate.testing import lying_model
+from trustgate.verifiers.base import Evidence, FunctionVerifier
+from trustgate.wiring import HALT_NODE, check_builder_internals, guard
+
+
+class Review(BaseModel):
+    verdict: str
+    summary: str = ""
+    cites: list[str] = []
+
+
+class State(TypedDict, total=False):
+    review: Review
+    log: Annotated[list[str], operator.add]
+    rounds: int
+    trust_reports: TrustReports
+
+
+def _replay(claims: Any, evidence: Evidence) -> list[Finding]:
+    files: dict[str, str] = evidence.get("files", {"a.py": "def f(): return 1"})
+    out = []
+    for c in claims.cites:
+        path, _, content = c.partition(":")
+        if content and content in files.get(path, ""):
+            out.append(Finding.ok("replay", subject=c))
+        else:
+            out.append(Finding.failed("replay", "content_mismatch", f"{c} not found", subject=c))
+    return out or [Finding.failed("replay", "no_evidence", "no citations")]
+
+
+REPLAY = FunctionVerifier(_replay, name="replay")
+
+
+def inspector(policy: Any = None) -> TrustGate:
+    return TrustGate(
+        "inspector",
+        reads=FromKey("review", model=Review),
+        verifiers=[REPLAY],
+        policy=policy or Override("review.verdict", "REQUEST_CHANGES", note_field="review.summary"),
+    )
+
+
+def reviewer_graph(model: Any, calls: list[str] | None = None) -> StateGraph[Any, Any, Any, Any]:
+    """reviewer (LLM, structured output) → publish, the seed-000 shape."""
+
+    def reviewer(state: State) -> dict[str, Any]:
+        review = model.with_structured_output(Review).invoke("review the PR")
+        if calls is not None:
+            calls.append("reviewer")
+        return {"review": review, "log": ["reviewer"]}
+
+    def publish(state: State) -> dict[str, Any]:
+        return {"log": [f"publish:{state['review'].verdict}"]}
+
+    g = StateGraph(State)
+    g.add_node("reviewer", reviewer)
+    g.add_node("publish", publish)
+    g.add_edge(START, "reviewer")
+    g.add_edge("reviewer", "publish")
+    g.add_edge("publish", END)
+    return g
+
+
+LIE = {"verdict": "APPROVE", "summary": "Already correct.", "cites": ["a.py:return 42"]}
+TRUTH = {"verdict": "APPROVE", "summary": "Already correct.", "cites": ["a.py:return 1"]}
+
+
+def cfg(thread: str = "t") -> Any:
+    return {"configurable": {"thread_id": thread}}
+
+
+def test_override_mutation_verdict_flipped_before_downstream_reads_it() -> None:
+    app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector()}).compile(
+        checkpointer=InMemorySaver()
+    )
+    out = app.invoke({"log": []}, cfg())
+    assert out["review"].verdict == "REQUEST_CHANGES"
+    assert out["review"].summary.endswith(OVERRIDE_NOTE)
+    assert out["log"] == ["reviewer", "publish:REQUEST_CHANGES"]
+    (report,) = reports(app, cfg())
+    assert report.decision == "modified" and report.released
+    assert report.overrides[0].before == "APPROVE"
+    assert report.node == "reviewer" and report.gate == "inspector"
+    assert report.thread_id == "t" and report.step is not None
+
+
+def test_honest_run_passes_untouched() -> None:
+    app = guard(reviewer_graph(lying_model(TRUTH)), {"reviewer": inspector()}).compile()
+    out = app.invoke({"log": []})
+    assert out["review"].verdict == "APPROVE"
+    assert [r.decision for r in out["trust_reports"]] == ["pass"]
+
+
+def test_halt_mutation_checkpoint_kept_nothing_downstream_runs() -> None:
+    app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector(Halt())}).compile(
+        checkpointer=InMemorySaver()
+    )
+    with pytest.raises(GateHalted) as info:
+        app.invoke({"log": []}, cfg())
+    assert info.value.report.decision == "halted"
+    assert [f.code for f in info.value.report.failed] == ["content_mismatch"]
+    snap = app.get_state(cfg())
+    assert "review" not in snap.values  # the lie never reached user state
+    assert snap.values["log"] == []  # reviewer's write held, publish never ran
+    assert snap.next == (HALT_NODE,)
+    assert [r.decision for r in reports(app, cfg())] == ["halted"]
+    assert not any(k.startswith("__trustgate") for k in snap.values)
+    with pytest.raises(GateHalted):  # resuming does not release it either
+        app.invoke(None, cfg())
+
+
+def test_streams_never_show_held_content() -> None:
+    app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector(Halt())}).compile()
+    seen: list[Any] = []
+    with pytest.raises(GateHalted):
+        for part in app.stream({"log": []}, stream_mode=["updates", "values", "custom"]):
+            seen.append(part)
+
+    def user_part(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: user_part(v) for k, v in value.items() if k != "trust_reports"}
+        return value
+
+    # the reports say what was claimed (that is their job); user channels must not
+    text = repr([user_part(p[1]) for p in seen if p[0] != "custom"])
+    assert "return 42" not in text and "__trustgate" not in text
+    customs = [p[1]["trustgate"] for p in seen if p[0] == "custom"]
+    assert [type(r) for r in customs] == [Report]
+    assert customs[0].decision == "halted"
+
+
+def test_original_builder_and_compiled_graph_untouched() -> None:
+    builder = reviewer_graph(lying_model(LIE, LIE))
+    before = (dict(builder.nodes), set(builder.edges), dict(builder.channels))
+    original = builder.compile(checkpointer=InMemorySaver())
+    guard(builder, {"reviewer": inspector()})
+    guard(original, {"reviewer": inspector()})
+    assert (dict(builder.nodes), set(builder.edges), dict(builder.channels)) == before
+    out = original.invoke({"log": []}, cfg())
+    assert out["review"].verdict == "APPROVE"  # ungated original still lets it through
+
+
+def test_compiled_graph_settings_preserved() -> None:
+    saver, store = InMemorySaver(), InMemoryStore()
+    original = (
+        reviewer_graph(lying_model(LIE))
+        .compile(checkpointer=saver, store=store, interrupt_before=["publish"], name="prs")
+        .with_config({"tags": ["prs"], "recursion_limit": 12})
+    )
+    app = guard(original, {"reviewer": inspector()})
+    assert app.checkpointer is saver and app.store is store
+    assert app.interrupt_before_nodes == ["publish"] and app.name == "prs"
+    assert app.config == original.config
+    app.invoke({"log": []}, cfg())
+    snap = app.get_state(cfg())
+    assert snap.next == ("publish",)  # interrupted before publish, after the gate
+    assert snap.values["review"].verdict == "REQUEST_CHANGES"
+    mermaid = app.get_graph().draw_mermaid()
+    assert "inspector" in mermaid and "reviewer --> inspector" in mermaid
+
+
+def test_gate_node_marked_for_tooling() -> None:
+    g = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector()})
+    meta = g.nodes["inspector"].metadata
+    assert meta is not None
+    assert meta["trustgate"]["gate"] == "inspector"
+    assert meta["trustgate"]["guards"] == "reviewer"
+    assert g.nodes["inspector"].retry_policy is not None
+
+
+def test_conditional_edge_and_loop() -> None:
+    """reviewer ⇄ fixer loop: the router reads the gated verdict, never the lie."""
+    model = lying_model(LIE, LIE, TRUTH)
+
+    def reviewer(state: State) -> dict[str, Any]:
+        return {"review": model.with_structured_output(Review).invoke("x"), "log": ["r"]}
+
+    def fixer(state: State) -> dict[str, Any]:
+        return {"log": ["fix"], "rounds": state.get("rounds", 0) + 1}
+
+    def route(state: State) -> str:
+        return "done" if state["review"].verdict == "APPROVE" else "fix"
+
+    g = StateGraph(State)
+    g.add_node("reviewer", reviewer)
+    g.add_node("fixer", fixer)
+    g.add_edge(START, "reviewer")
+    g.add_conditional_edges("reviewer", route, {"fix": "fixer", "done": END})
+    g.add_edge("fixer", "reviewer")
+    app = guard(g, {"reviewer": inspector()}).compile()
+    out = app.invoke({"log": []})
+    assert out["log"] == ["r", "fix", "r", "fix", "r"]
+    assert [r.decision for r in out["trust_reports"]] == ["modified", "modified", "pass"]
+    assert "inspector -.->" in app.get_graph().draw_mermaid()
+
+
+def test_command_goto_is_held_and_reissued_only_on_release() -> None:
+    def reviewer(state: State) -> Command[Any]:
+        review = Review(**((state.get("rounds") and TRUTH) or LIE))  # type: ignore[arg-type]
+        return Command(update={"review": review, "log": ["r"]}, goto="merge")
+
+    def merge(state: State) -> dict[str, Any]:
+        return {"log": ["MERGED"]}
+
+    g = StateGraph(State)
+    g.add_node("reviewer", reviewer, destinations=("merge",))
+    g.add_node("merge", merge)
+    g.add_edge(START, "reviewer")
+    halt_app = guard(g, {"reviewer": inspector(Halt())}).compile(checkpointer=InMemorySaver())
+    with pytest.raises(GateHalted):
+        halt_app.invoke({"log": []}, cfg())
+    assert halt_app.get_state(cfg()).values["log"] == []  # merge never ran
+    ok = guard(g, {"reviewer": inspector(Halt())}).compile()
+    assert ok.invoke({"log": [], "rounds": 1})["log"] == ["r", "MERGED"]
+    assert "inspector -.-> merge" in ok.get_graph().draw_mermaid()
+
+
+async def test_async_graph() -> None:
+    model = lying_model(LIE)
+
+    async def reviewer(state: State) -> dict[str, Any]:
+        review = await model.with_structured_output(Review).ainvoke("x")
+        return {"review": review, "log": ["r"]}
+
+    async def publish(state: State) -> dict[str, Any]:
+        return {"log": [f"publish:{state['review'].verdict}"]}
+
+    g = StateGraph(State)
+    g.add_node("reviewer", reviewer)
+    g.add_node("publish", publish)
+    g.add_edge(START, "reviewer")
+    g.add_edge("reviewer", "publish")
+    app = guard(g, {"reviewer": inspector()}).compile()
+    out = await app.ainvoke({"log": []})
+    assert out["log"] == ["r", "publish:REQUEST_CHANGES"]
+
+
+class FanState(TypedDict, total=False):
+    reviews: Annotated[list[Review], operator.add]
+    trust_reports: TrustReports
+
+
+def test_send_fan_out_verified_per_task() -> None:
+    def start(state: FanState) -> list[Send]:
+        return [Send("reviewer", {"i": i}) for i in range(3)]
+
+    def reviewer(arg: dict[str, int]) -> dict[str, Any]:
+        data = LIE if arg["i"] == 1 else TRUTH
+        return {"reviews": [Review(**data)]}  # type: ignore[arg-type]
+
+    gate = TrustGate(
+        "inspector",
+        reads=lambda u: (u.get("reviews") or [None])[0],
+        verifiers=[REPLAY],
+        policy=Override("reviews", []),
+    )
+    g = StateGraph(FanState)
+    g.add_node("reviewer", reviewer)
+    g.add_conditional_edges(START, start, ["reviewer"])
+    g.add_edge("reviewer", END)
+    out = guard(g, {"reviewer": gate}).compile().invoke({"reviews": []})
+    assert [r.decision for r in out["trust_reports"]] == ["pass", "modified", "pass"]
+    assert len(out["reviews"]) == 2
+    assert all(r.cites == ["a.py:return 1"] for r in out["reviews"])
+
+
+def test_subgraph_node() -> None:
+    inner = reviewer_graph(lying_model(LIE)).compile()
+
+    g = StateGraph(State)
+    g.add_node("review_flow", inner)
+    g.add_edge(START, "review_flow")
+    g.add_edge("review_flow", END)
+    out = guard(g, {"review_flow": inspector()}).compile().invoke({"log": []})
+    assert out["review"].verdict == "REQUEST_CHANGES"
+    assert [r.node for r in out["trust_reports"]] == ["review_flow"]
+
+
+def test_messages_producer_with_rerender_sees_every_issue() -> None:
+    from trustgate.policy import Caveat, Rerender
+    from trustgate.readers import LastAIText
+
+    class Draft(TypedDict, total=False):
+        messages: Annotated[list[AnyMessage], add_messages]
+        trust_issues: list[str]
+        trust_reports: TrustReports
+
+    first = "Retain assets per ISO 27001 9.2 and ISO 27001 9.3 yearly."
+    model = lying_model(first, first)
+
+    def writer(state: Draft) -> dict[str, Any]:
+        prompt: list[Any] = [SystemMessage("Cite only A.5.9."), HumanMessage("Draft it.")]
+        if state.get("trust_issues"):
+            prompt.append(HumanMessage("Fix:\n" + "\n".join(state["trust_issues"])))
+        return {"messages": [model.invoke(prompt)]}
+
+    def contract(claims: Any, evidence: Evidence) -> list[Finding]:
+        bad = [c for c in ("ISO 27001 9.2", "ISO 27001 9.3") if c in claims]
+        return [
+            Finding.failed("contract", "invented_citation", f"{c} is not approved", subject=c)
+            for c in bad
+        ] or [Finding.ok("contract")]
+
+    gate = TrustGate(
+        "blind",
+        reads=LastAIText(),
+        verifiers=[FunctionVerifier(contract, name="contract")],
+        policy=Rerender(to="writer", max_attempts=1, then=Caveat()),
+    )
+    g = StateGraph(Draft)
+    g.add_node("writer", writer)
+    g.add_edge(START, "writer")
+    g.add_edge("writer", END)
+    out = guard(g, {"writer": gate}).compile().invoke({"messages": [HumanMessage("go")]})
+    assert len(model.calls) == 2  # exactly one re-render
+    second_input = " ".join(str(m.content) for m in model.calls[1])
+    assert "ISO 27001 9.2" in second_input and "ISO 27001 9.3" in second_input
+    assert [r.decision for r in out["trust_reports"]] == ["rerender", "caveat"]
+    released = out["messages"][-1].content
+    assert released.startswith("> **Caveat:**")
+    body = released.split("\n\n", 1)[1]
+    assert "9.2" not in body and "9.3" not in body
+    assert len([m for m in out["messages"] if isinstance(m, AIMessage)]) == 1
+    assert out["trust_issues"] == []
+
+
+def test_configuration_errors() -> None:
+    g = reviewer_graph(lying_model(LIE))
+    with pytest.raises(ConfigurationError):
+        guard(g, {"nope": inspector()})
+    with pytest.raises(ConfigurationError):
+        guard(g, {})
+    with pytest.raises(ConfigurationError):
+        guard(object(), {"reviewer": inspector()})
+    with pytest.raises(ConfigurationError):
+        guard(g, {"reviewer": TrustGate("publish", reads="x")})
+    with pytest.raises(ConfigurationError, match="trust_issues"):
+        from trustgate.policy import Rerender
+
+        guard(g, {"reviewer": TrustGate("x", reads="review", policy=Rerender(to="reviewer"))})
+
+
+def test_internals_are_checked() -> None:
+    g = reviewer_graph(lying_model(LIE))
+    check_builder_internals(g)
+    broken = reviewer_graph(lying_model(LIE))
+    broken.edges = list(broken.edges)  # type: ignore[assignment]
+    with pytest.raises(LangGraphCompatibilityError, match="edges"):
+        guard(broken, {"reviewer": inspector()})
+    broken2 = reviewer_graph(lying_model(LIE))
+    broken2.branches = {}  # type: ignore[assignment]
+    with pytest.raises(LangGraphCompatibilityError, match="branches"):
+        check_builder_internals(broken2)
+
+
+async def test_200_concurrent_runs_keep_their_own_reports() -> None:
+    def reviewer(state: State) -> dict[str, Any]:
+        n = state["rounds"]
+        data = {
+            "verdict": "APPROVE",
+            "summary": f"run {n}",
+            "cites": [f"a.py:return {1 if n % 2 else 42}"],
+        }
+        return {"review": Review(**data)}  # type: ignore[arg-type]
+
+    g = StateGraph(State)
+    g.add_node("reviewer", reviewer)
+    g.add_edge(START, "reviewer")
+    app = guard(g, {"reviewer": inspector()}).compile(checkpointer=InMemorySaver())
+    outs = await asyncio.gather(
+        *(app.ainvoke({"rounds": n, "log": []}, cfg(f"t{n}")) for n in range(200))
+    )
+    for n, out in enumerate(outs):
+        (report,) = out["trust_reports"]
+        assert report.thread_id == f"t{n}"
+        assert report.claims[0]["summary"] == f"run {n}"
+        assert report.decision == ("pass" if n % 2 else "modified")
+        assert out["review"].verdict == ("APPROVE" if n % 2 else "REQUEST_CHANGES")
+    stored = await asyncio.gather(*(app.aget_state(cfg(f"t{n}")) for n in range(200)))
+    assert all(len(s.values["trust_reports"]) == 1 for s in stored)

@@ -1,0 +1,639 @@
+"""``guard()``: insert real gate nodes into an existing LangGraph graph.
+
+For each guarded node X, ``guard`` rewires a *copy* of the builder:
+
+* X's writes go to a private staging channel instead of user channels; the gate
+  node reads them from there, so the claims it checks are this step's raw update
+  and nothing X wrote is visible downstream (state, routers, streams of
+  ``updates``/``values``, checkpoints of user channels) until the gate releases it;
+* X → gate → X's former successors: plain edges and a ``Command(goto=...)`` X
+  returned are re-issued by the gate only on release; conditional branches move to
+  the gate and route only on release (they read the gated state); waiting edges
+  wait for the gate instead of X;
+* a halted crossing routes to a private halt node that raises
+  :class:`~trustgate.errors.GateHalted` after the report was checkpointed.
+
+LangGraph's builder internals (``nodes``, ``edges``, ``branches``,
+``waiting_edges``, ``StateNodeSpec``, ``BranchSpec``) are private; this module
+checks their shape at call time and raises
+:class:`~trustgate.errors.LangGraphCompatibilityError` instead of miswiring.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import uuid
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Annotated, Any, TypeVar, cast
+
+from langchain_core.runnables import Runnable, RunnableConfig
+from langgraph.constants import END, START
+from langgraph.graph import StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, RetryPolicy
+from pydantic import BaseModel
+from typing_extensions import TypedDict
+
+from trustgate.errors import (
+    ConfigurationError,
+    GateHalted,
+    LangGraphCompatibilityError,
+)
+from trustgate.gate import GateResult, TrustGate
+from trustgate.policy import Rerender
+from trustgate.report import REPORTS_KEY, Report, ReportLog
+
+__all__ = ["HALT_NODE", "guard", "is_gate_node"]
+
+HALT_NODE = "trustgate_halt"
+_HALT_KEY = "__trustgate_halted"
+_PREFIX = "__trustgate"
+
+G = TypeVar("G")
+
+
+def _never_retry(exc: Exception) -> bool:
+    return False
+
+
+_NO_RETRY = RetryPolicy(max_attempts=1, retry_on=_never_retry)
+
+
+# --- internals check -----------------------------------------------------------------
+
+
+def _internals() -> tuple[Any, Any, Any, Any, Any, Any]:
+    try:
+        from langgraph._internal._constants import (
+            CONF,
+            CONFIG_KEY_READ,
+            CONFIG_KEY_RUNTIME,
+            CONFIG_KEY_TASK_ID,
+        )
+        from langgraph._internal._runnable import RunnableCallable
+        from langgraph.graph._branch import BranchSpec
+    except ImportError as exc:  # pragma: no cover - exercised only on other versions
+        raise LangGraphCompatibilityError(
+            f"this LangGraph version lacks an internal trustgate relies on: {exc}"
+        ) from exc
+    return (
+        CONF,
+        CONFIG_KEY_READ,
+        CONFIG_KEY_RUNTIME,
+        CONFIG_KEY_TASK_ID,
+        RunnableCallable,
+        BranchSpec,
+    )
+
+
+def check_builder_internals(builder: Any) -> None:
+    """Raise ``LangGraphCompatibilityError`` unless the builder has the expected shape."""
+    from langgraph.graph._branch import BranchSpec
+    from langgraph.graph._node import StateNodeSpec
+
+    problems: list[str] = []
+    if not isinstance(getattr(builder, "nodes", None), dict):
+        problems.append("StateGraph.nodes is not a dict")
+    if not isinstance(getattr(builder, "edges", None), set):
+        problems.append("StateGraph.edges is not a set")
+    if not isinstance(getattr(builder, "branches", None), defaultdict):
+        problems.append("StateGraph.branches is not a defaultdict")
+    if not isinstance(getattr(builder, "waiting_edges", None), set):
+        problems.append("StateGraph.waiting_edges is not a set")
+    if not isinstance(getattr(builder, "channels", None), dict):
+        problems.append("StateGraph.channels is not a dict")
+    if not callable(getattr(builder, "_add_schema", None)):
+        problems.append("StateGraph._add_schema is missing")
+    spec_fields = (
+        {f.name for f in dataclasses.fields(StateNodeSpec)}
+        if dataclasses.is_dataclass(StateNodeSpec)
+        else set()
+    )
+    for need in (
+        "runnable",
+        "metadata",
+        "input_schema",
+        "retry_policy",
+        "ends",
+        "is_error_handler",
+    ):
+        if need not in spec_fields:
+            problems.append(f"StateNodeSpec has no dataclass field {need!r}")
+    if getattr(BranchSpec, "_fields", None) != ("path", "ends", "input_schema"):
+        problems.append("BranchSpec fields are not (path, ends, input_schema)")
+    for spec in getattr(builder, "nodes", {}).values():
+        if not isinstance(spec, StateNodeSpec):
+            problems.append(f"node spec {type(spec).__name__} is not a StateNodeSpec")
+            break
+    for edge in getattr(builder, "edges", ()):
+        if not (isinstance(edge, tuple) and len(edge) == 2):
+            problems.append("an edge is not a (start, end) pair")
+            break
+    for starts, _end in getattr(builder, "waiting_edges", ()):
+        if not isinstance(starts, tuple):
+            problems.append("a waiting edge's starts is not a tuple")
+            break
+    for branches in getattr(builder, "branches", {}).values():
+        for b in branches.values():
+            if not isinstance(b, BranchSpec):
+                problems.append("a branch is not a BranchSpec")
+                break
+    if problems:
+        raise LangGraphCompatibilityError(
+            "LangGraph builder internals are not what trustgate expects "
+            "(pinned langgraph>=1.2,<1.3): " + "; ".join(problems)
+        )
+
+
+def is_gate_node(spec: Any) -> bool:
+    """True for a node spec that ``guard()`` inserted (metadata ``{"trustgate": ...}``)."""
+    meta = getattr(spec, "metadata", None) or {}
+    return isinstance(meta, Mapping) and "trustgate" in meta
+
+
+# --- the guarded builder ------------------------------------------------------------
+
+
+def _hide_private(compiled: Any) -> Any:
+    """Keep trustgate's private channels out of ``values``/``updates`` streams and state."""
+    from langgraph.graph.state import _pick_mapper
+
+    visible = [k for k in compiled.stream_channels_list if not k.startswith(_PREFIX)]
+    compiled.stream_channels = visible
+    compiled._state_mapper = _pick_mapper(visible, compiled.builder.state_schema)
+    return compiled
+
+
+class GuardedStateGraph(StateGraph[Any, Any, Any, Any]):
+    """A ``StateGraph`` whose gates ``guard()`` inserted; compiles with private
+    channels hidden from streams and snapshots."""
+
+    def compile(self, *args: Any, **kwargs: Any) -> Any:
+        return _hide_private(super().compile(*args, **kwargs))
+
+
+# --- copying ---------------------------------------------------------------------------
+
+
+def _copy_builder(builder: StateGraph[Any, Any, Any, Any]) -> StateGraph[Any, Any, Any, Any]:
+    from langgraph.graph.state import _DEFAULT_ERROR_HANDLER_NODE
+
+    new = copy.copy(builder)
+    if not isinstance(new, GuardedStateGraph):
+        new.__class__ = GuardedStateGraph
+    new.nodes = {k: dataclasses.replace(v) for k, v in builder.nodes.items()}
+    if (
+        builder._node_defaults.error_handler is not None
+        and _DEFAULT_ERROR_HANDLER_NODE in new.nodes
+    ):
+        # compile() added it to the original; compiling the copy adds it again
+        del new.nodes[_DEFAULT_ERROR_HANDLER_NODE]
+        for name, spec in new.nodes.items():
+            if spec.error_handler_node == _DEFAULT_ERROR_HANDLER_NODE:
+                new.nodes[name] = dataclasses.replace(spec, error_handler_node=None)
+    new.edges = set(builder.edges)
+    new.branches = defaultdict(dict, {k: dict(v) for k, v in builder.branches.items()})
+    new.waiting_edges = set(builder.waiting_edges)
+    new.channels = dict(builder.channels)
+    new.managed = dict(builder.managed)
+    new.schemas = dict(builder.schemas)
+    new.compiled = False
+    new._node_defaults = copy.copy(builder._node_defaults)
+    return new
+
+
+# --- staging -------------------------------------------------------------------------
+
+
+def _stage_reducer(left: list[Any] | None, right: Any) -> list[Any]:
+    """Append staged payloads; a ``{"consume": ids}`` write removes those payloads."""
+    current = list(left or [])
+    if isinstance(right, Mapping) and "consume" in right:
+        gone = set(right["consume"])
+        return [p for p in current if p.get("id") not in gone]
+    if isinstance(right, list):
+        return current + right
+    return [*current, right]
+
+
+def _keys(name: str) -> tuple[str, str, str]:
+    return (f"{_PREFIX}_stage_{name}", f"{_PREFIX}_attempt_{name}", f"{_PREFIX}_decision_{name}")
+
+
+def _to_payload(out: Any, task_id: str, node: str, keys: Sequence[str]) -> dict[str, Any]:
+    from langgraph._internal._fields import get_cached_annotated_keys, get_update_as_tuples
+
+    update: list[tuple[str, Any]] = []
+    goto: list[Any] = []
+
+    def take(o: Any) -> None:
+        if o is None:
+            return
+        if isinstance(o, Command):
+            if o.graph == Command.PARENT:
+                raise ConfigurationError(
+                    f"guarded node {node!r} returned Command(graph=PARENT); a gate cannot "
+                    "hold a command addressed to the parent graph"
+                )
+            update.extend(o._update_as_tuples())
+            targets = o.goto if isinstance(o.goto, (list, tuple)) else [o.goto]
+            goto.extend(t for t in targets if t not in (None, ""))
+        elif isinstance(o, Mapping):
+            update.extend(o.items())
+        elif isinstance(o, (list, tuple)) and any(isinstance(i, Command) for i in o):
+            for i in o:
+                take(i)
+        elif isinstance(o, BaseModel) or get_cached_annotated_keys(type(o)):
+            update.extend(get_update_as_tuples(o, keys))
+        else:
+            raise ConfigurationError(
+                f"guarded node {node!r} returned {type(o).__name__}; expected a dict, "
+                "a Command or a state object"
+            )
+
+    take(out)
+    return {"id": task_id, "node": node, "update": [list(t) for t in update], "goto": goto}
+
+
+# --- the gate node ---------------------------------------------------------------------
+
+
+class _GateNode:
+    """The callable installed as the gate node (one per guarded node)."""
+
+    def __init__(
+        self,
+        gates: Sequence[TrustGate],
+        node_name: str,
+        guarded: str,
+        successors: Sequence[str],
+        user_keys: Sequence[str],
+        issues_keys: Sequence[str],
+    ) -> None:
+        self.gates = tuple(gates)
+        self.name = node_name
+        self.guarded = guarded
+        self.successors = tuple(successors)
+        self.user_keys = tuple(user_keys)
+        self.issues_keys = tuple(issues_keys)
+        self.stage_key, self.attempt_key, self.decision_key = _keys(node_name)
+
+    def _meta(self, config: RunnableConfig) -> tuple[dict[str, Any], Any]:
+        _ck, _read, runtime_key, task_key, _rc, _bs = _internals()
+        conf = _conf(config)
+        runtime = conf.get(runtime_key)
+        md: dict[str, Any] = dict(config.get("metadata") or {})
+        meta = {
+            "thread_id": conf.get("thread_id"),
+            "run_id": str(config.get("run_id")) if config.get("run_id") else None,
+            "step": md.get("langgraph_step"),
+            "checkpoint_ns": conf.get("checkpoint_ns"),
+            "task_id": conf.get(task_key),
+            "started_at": datetime.now(UTC),
+        }
+        return meta, getattr(runtime, "context", None)
+
+    def _emit(self, config: RunnableConfig, report: Report) -> None:
+        _c, _read, runtime_key, _t, _rc, _bs = _internals()
+        runtime = _conf(config).get(runtime_key)
+        writer = getattr(runtime, "stream_writer", None)
+        if writer is not None:
+            writer({"trustgate": report})
+
+    def _inputs(self, state: Mapping[str, Any]) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
+        staged = list(state.get(self.stage_key) or [])
+        attempt = int(state.get(self.attempt_key) or 0) + 1
+        user_state = {k: state[k] for k in self.user_keys if k in state}
+        return staged, attempt, user_state
+
+    def _combine(
+        self,
+        staged: list[dict[str, Any]],
+        results: list[list[GateResult]],
+        attempt: int,
+        config: RunnableConfig,
+    ) -> Command[Any]:
+        reports = [r.report for chain in results for r in chain]
+        for report in reports:
+            self._emit(config, report)
+        finals = [chain[-1] for chain in results]
+        writes: list[tuple[str, Any]] = [
+            (REPORTS_KEY, [r.to_json_dict() for r in reports]),
+            (self.stage_key, {"consume": [p["id"] for p in staged]}),
+        ]
+        halted = [r for r in finals if r.route == "halt"]
+        rerender = [r for r in finals if r.route == "rerender"]
+        goto: list[Any]
+        if halted:
+            writes += [
+                (_HALT_KEY, halted[0].report.to_json_dict()),
+                (self.attempt_key, 0),
+                (self.decision_key, "halt"),
+            ]
+            goto = [HALT_NODE]
+        elif rerender:
+            for r in finals:
+                writes.extend(r.writes.items())
+            writes += [(self.attempt_key, attempt), (self.decision_key, "rerender")]
+            goto = list(dict.fromkeys(r.rerender_to for r in rerender if r.rerender_to))
+        else:
+            goto = []
+            for payload, r in zip(staged, finals, strict=True):
+                if r.update is not None:
+                    writes.extend(r.update.items())
+                goto.extend(payload.get("goto") or [])
+            if attempt > 1:
+                writes.extend((k, []) for k in self.issues_keys)
+            writes += [(self.attempt_key, 0), (self.decision_key, "release")]
+            goto = list(self.successors) + goto
+        return Command(update=writes, goto=[g for g in goto if g != END])
+
+    def _check_all(
+        self,
+        payload: dict[str, Any],
+        user_state: dict[str, Any],
+        context: Any,
+        attempt: int,
+        meta: dict[str, Any],
+    ) -> list[GateResult]:
+        update = {k: v for k, v in payload.get("update") or []}
+        chain: list[GateResult] = []
+        for gate in self.gates:
+            r = gate.check(
+                update,
+                node=self.guarded,
+                state=user_state,
+                context=context,
+                attempt=attempt,
+                meta=meta,
+            )
+            chain.append(r)
+            if r.update is None:
+                break
+            update = r.update
+        return chain
+
+    async def _acheck_all(
+        self,
+        payload: dict[str, Any],
+        user_state: dict[str, Any],
+        context: Any,
+        attempt: int,
+        meta: dict[str, Any],
+    ) -> list[GateResult]:
+        update = {k: v for k, v in payload.get("update") or []}
+        chain: list[GateResult] = []
+        for gate in self.gates:
+            r = await gate.acheck(
+                update,
+                node=self.guarded,
+                state=user_state,
+                context=context,
+                attempt=attempt,
+                meta=meta,
+            )
+            chain.append(r)
+            if r.update is None:
+                break
+            update = r.update
+        return chain
+
+    def run(self, state: dict[str, Any], config: RunnableConfig) -> Command[Any]:
+        staged, attempt, user_state = self._inputs(state)
+        meta, context = self._meta(config)
+        results = [self._check_all(p, user_state, context, attempt, meta) for p in staged]
+        return self._combine(staged, results, attempt, config)
+
+    async def arun(self, state: dict[str, Any], config: RunnableConfig) -> Command[Any]:
+        staged, attempt, user_state = self._inputs(state)
+        meta, context = self._meta(config)
+        results = [await self._acheck_all(p, user_state, context, attempt, meta) for p in staged]
+        return self._combine(staged, results, attempt, config)
+
+
+_HALT_SCHEMA: Any = TypedDict("_HALT_SCHEMA", {_HALT_KEY: Any}, total=False)  # type: ignore[misc]
+
+
+def _conf(config: RunnableConfig) -> dict[str, Any]:
+    from langgraph._internal._constants import CONF
+
+    return cast(dict[str, Any], cast(dict[str, Any], config).get(CONF) or {})
+
+
+def _halt(state: dict[str, Any]) -> dict[str, Any]:
+    raw = state.get(_HALT_KEY)
+    if raw is None:
+        raise ConfigurationError("trustgate halt node reached without a halted report")
+    raise GateHalted(Report.coerce(raw))
+
+
+# --- wrapping the guarded node and its branches ---------------------------------------
+
+
+def _wrap_node(inner: Any, guarded: str, stage_key: str, keys: Sequence[str]) -> Any:
+    _c, _read, _rt, task_key, runnable_callable, _bs = _internals()
+
+    def task_id(config: RunnableConfig) -> str:
+        return str(_conf(config).get(task_key) or uuid.uuid4().hex)
+
+    def staged(input: Any, config: RunnableConfig) -> dict[str, Any]:
+        out = inner.invoke(input, config)
+        return {stage_key: [_to_payload(out, task_id(config), guarded, keys)]}
+
+    async def astaged(input: Any, config: RunnableConfig) -> dict[str, Any]:
+        out = await inner.ainvoke(input, config)
+        return {stage_key: [_to_payload(out, task_id(config), guarded, keys)]}
+
+    return runnable_callable(staged, astaged, name=guarded, trace=False)
+
+
+def _wrap_branch(branch: Any, decision_key: str, fallback_schema: Any) -> Any:
+    _c, read_key, _rt, _t, runnable_callable, branch_spec = _internals()
+    path: Runnable[Any, Any] = branch.path
+
+    def released(config: RunnableConfig) -> bool:
+        read = _conf(config).get(read_key)
+        if read is None:
+            raise LangGraphCompatibilityError("branch config carries no channel reader")
+        return bool(read(decision_key, True) == "release")
+
+    def route(value: Any, config: RunnableConfig) -> Any:
+        return path.invoke(value, config) if released(config) else []
+
+    async def aroute(value: Any, config: RunnableConfig) -> Any:
+        return await path.ainvoke(value, config) if released(config) else []
+
+    return branch_spec(
+        path=runnable_callable(route, aroute, name=getattr(path, "name", None), trace=False),
+        ends=branch.ends,
+        input_schema=branch.input_schema or fallback_schema,
+    )
+
+
+# --- guard ---------------------------------------------------------------------------------
+
+
+def _normalise(gates: TrustGate | Sequence[TrustGate]) -> tuple[TrustGate, ...]:
+    if isinstance(gates, TrustGate):
+        return (gates,)
+    out = tuple(gates)
+    if not out or not all(isinstance(g, TrustGate) for g in out):
+        raise ConfigurationError("guard() values must be a TrustGate or a list of TrustGates")
+    return out
+
+
+def _insert(
+    builder: StateGraph[Any, Any, Any, Any], guarded: str, gates: tuple[TrustGate, ...]
+) -> None:
+    _c, _read, _rt, _t, runnable_callable, _bs = _internals()
+    if guarded not in builder.nodes:
+        raise ConfigurationError(f"guard(): the graph has no node {guarded!r}")
+    spec = builder.nodes[guarded]
+    if is_gate_node(spec):
+        raise ConfigurationError(f"guard(): {guarded!r} is itself a gate node")
+    name = gates[0].name
+    if name in builder.nodes:
+        raise ConfigurationError(f"guard(): a node named {name!r} already exists")
+    if any(c in name for c in ("|", ":")) or name in (START, END, HALT_NODE):
+        raise ConfigurationError(f"guard(): {name!r} is not a valid gate node name")
+    stage_key, attempt_key, decision_key = _keys(name)
+    user_keys = [k for k in builder.channels if not k.startswith(_PREFIX) and k != _HALT_KEY]
+
+    issues_keys: list[str] = []
+    rerender_targets: list[str] = []
+    for g in gates:
+        for p in g.policies:
+            if isinstance(p, Rerender):
+                rerender_targets.append(p.to)
+                if p.to not in builder.nodes:
+                    raise ConfigurationError(f"Rerender(to={p.to!r}): no such node")
+                if p.issues_key is not None:
+                    if p.issues_key not in builder.channels:
+                        raise ConfigurationError(
+                            f"Rerender writes the issues to state key {p.issues_key!r}, "
+                            "which the state schema lacks; add it (e.g. "
+                            "trust_issues: list[str]) so the producer can read it"
+                        )
+                    issues_keys.append(p.issues_key)
+
+    private = TypedDict(  # type: ignore[misc]
+        f"TrustgatePrivate_{name}",
+        {
+            stage_key: Annotated[list[Any], _stage_reducer],
+            attempt_key: int,
+            decision_key: str,
+            _HALT_KEY: Any,
+            REPORTS_KEY: Annotated[list[Report], ReportLog],
+            **{k: Any for k in user_keys if k != REPORTS_KEY},
+        },
+        total=False,
+    )
+    builder._add_schema(private)
+
+    # move the guarded node's routing to the gate
+    successors = sorted(e for (s, e) in builder.edges if s == guarded)
+    builder.edges = {(s, e) for (s, e) in builder.edges if s != guarded}
+    builder.edges.add((guarded, name))
+    moved = builder.branches.pop(guarded, {})
+    builder.waiting_edges = {
+        (tuple(name if s == guarded else s for s in starts), end)
+        for starts, end in builder.waiting_edges
+    }
+    ends = spec.ends
+    old_ends: list[str] = list(ends) if isinstance(ends, (tuple, list)) else list(ends or {})
+    builder.nodes[guarded] = dataclasses.replace(
+        spec,
+        runnable=_wrap_node(spec.runnable, guarded, stage_key, list(builder.channels)),
+        ends=(),
+    )
+
+    node = _GateNode(gates, name, guarded, successors, user_keys, issues_keys)
+    destinations = tuple(dict.fromkeys([*successors, *old_ends, *rerender_targets, HALT_NODE]))
+    builder.add_node(
+        name,
+        runnable_callable(node.run, node.arun, name=name),
+        input_schema=private,
+        metadata={
+            "trustgate": {
+                "gate": name,
+                "gates": [g.name for g in gates],
+                "guards": guarded,
+            }
+        },
+        retry_policy=_NO_RETRY,
+        destinations=destinations,
+    )
+    builder.nodes[name] = dataclasses.replace(builder.nodes[name], is_error_handler=True)
+    for bname, branch in moved.items():
+        builder.branches[name][bname] = _wrap_branch(branch, decision_key, spec.input_schema)
+    if HALT_NODE not in builder.nodes:
+        builder.add_node(
+            HALT_NODE,
+            cast(Any, _halt),
+            input_schema=_HALT_SCHEMA,
+            metadata={"trustgate": {"halt": True}},
+            retry_policy=_NO_RETRY,
+        )
+        builder.nodes[HALT_NODE] = dataclasses.replace(
+            builder.nodes[HALT_NODE], is_error_handler=True
+        )
+
+
+def _recompile(original: CompiledStateGraph[Any, Any, Any, Any], builder: Any) -> Any:
+    compiled = builder.compile(
+        checkpointer=original.checkpointer,
+        store=original.store,
+        cache=original.cache,
+        interrupt_before=original.interrupt_before_nodes,
+        interrupt_after=original.interrupt_after_nodes,
+        debug=original.debug,
+        name=original.name,
+    )
+    return compiled.copy(
+        {
+            "config": original.config,
+            "step_timeout": original.step_timeout,
+            "retry_policy": original.retry_policy,
+            "cache_policy": original.cache_policy,
+        }
+    )
+
+
+def guard(graph: G, gates: Mapping[str, TrustGate | Sequence[TrustGate]]) -> G:
+    """Insert a real gate node after each named node; the original is untouched.
+
+    Given a ``StateGraph`` builder it returns a new builder; given a compiled graph
+    it returns a compiled graph with the same checkpointer, store, cache, interrupt
+    settings, config and name.
+
+    Example:
+        ```python
+        guarded = trustgate.guard(builder, {"reviewer": inspector_gate})
+        app = guarded.compile(checkpointer=InMemorySaver())
+        ```
+    """
+    if not gates:
+        raise ConfigurationError("guard() needs at least one node → gate")
+    if isinstance(graph, CompiledStateGraph):
+        builder = graph.builder
+    elif isinstance(graph, StateGraph):
+        builder = graph
+    else:
+        raise ConfigurationError(
+            f"guard() takes a StateGraph or a compiled StateGraph, not {type(graph).__name__}"
+        )
+    check_builder_internals(builder)
+    new = _copy_builder(builder)
+    seen: set[str] = set()
+    for guarded, spec in gates.items():
+        chain = _normalise(spec)
+        if chain[0].name in seen:
+            raise ConfigurationError(f"gate name {chain[0].name!r} used twice")
+        seen.add(chain[0].name)
+        _insert(new, guarded, chain)
+    if isinstance(graph, CompiledStateGraph):
+        return cast(G, _recompile(graph, new))
+    return cast(G, new)
