@@ -3,94 +3,36 @@
 from __future__ import annotations
 
 import asyncio
-import operator
 from typing import Annotated, Any
 
 import pytest
+from _gate_support import (
+    LIE,
+    REPLAY,
+    TRUTH,
+    FanState,
+    Review,
+    State,
+    cfg,
+    inspector,
+    reviewer_graph,
+)
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, Send
-from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from trustgate.errors import ConfigurationError, GateHalted, LangGraphCompatibilityError
 from trustgate.findings import Finding
 from trustgate.gate import TrustGate
 from trustgate.policy import OVERRIDE_NOTE, Halt, Override
-from trustgate.readers import FromKey
 from trustgate.report import Report, TrustReports, reports
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 from trustgate.wiring import HALT_NODE, check_builder_internals, guard
-
-
-class Review(BaseModel):
-    verdict: str
-    summary: str = ""
-    cites: list[str] = []
-
-
-class State(TypedDict, total=False):
-    review: Review
-    log: Annotated[list[str], operator.add]
-    rounds: int
-    trust_reports: TrustReports
-
-
-def _replay(claims: Any, evidence: Evidence) -> list[Finding]:
-    files: dict[str, str] = evidence.get("files", {"a.py": "def f(): return 1"})
-    out = []
-    for c in claims.cites:
-        path, _, content = c.partition(":")
-        if content and content in files.get(path, ""):
-            out.append(Finding.ok("replay", subject=c))
-        else:
-            out.append(Finding.failed("replay", "content_mismatch", f"{c} not found", subject=c))
-    return out or [Finding.failed("replay", "no_evidence", "no citations")]
-
-
-REPLAY = FunctionVerifier(_replay, name="replay")
-
-
-def inspector(policy: Any = None) -> TrustGate:
-    return TrustGate(
-        "inspector",
-        reads=FromKey("review", model=Review),
-        verifiers=[REPLAY],
-        policy=policy or Override("review.verdict", "REQUEST_CHANGES", note_field="review.summary"),
-    )
-
-
-def reviewer_graph(model: Any, calls: list[str] | None = None) -> StateGraph[Any, Any, Any, Any]:
-    """reviewer (LLM, structured output) → publish, the seed-000 shape."""
-
-    def reviewer(state: State) -> dict[str, Any]:
-        review = model.with_structured_output(Review).invoke("review the PR")
-        if calls is not None:
-            calls.append("reviewer")
-        return {"review": review, "log": ["reviewer"]}
-
-    def publish(state: State) -> dict[str, Any]:
-        return {"log": [f"publish:{state['review'].verdict}"]}
-
-    g = StateGraph(State)
-    g.add_node("reviewer", reviewer)
-    g.add_node("publish", publish)
-    g.add_edge(START, "reviewer")
-    g.add_edge("reviewer", "publish")
-    g.add_edge("publish", END)
-    return g
-
-
-LIE = {"verdict": "APPROVE", "summary": "Already correct.", "cites": ["a.py:return 42"]}
-TRUTH = {"verdict": "APPROVE", "summary": "Already correct.", "cites": ["a.py:return 1"]}
-
-
-def cfg(thread: str = "t") -> Any:
-    return {"configurable": {"thread_id": thread}}
 
 
 def test_override_mutation_verdict_flipped_before_downstream_reads_it() -> None:
@@ -257,11 +199,6 @@ async def test_async_graph() -> None:
     app = guard(g, {"reviewer": inspector()}).compile()
     out = await app.ainvoke({"log": []})
     assert out["log"] == ["r", "publish:REQUEST_CHANGES"]
-
-
-class FanState(TypedDict, total=False):
-    reviews: Annotated[list[Review], operator.add]
-    trust_reports: TrustReports
 
 
 def test_send_fan_out_verified_per_task() -> None:
