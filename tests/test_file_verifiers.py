@@ -29,14 +29,37 @@ def test_they_implement_the_protocol() -> None:
 
 
 def test_citation_replay_from_model_output(repo: Path) -> None:
-    lie = lying_model({"items": [{"item": "x", "status": "already_correct", "evidence": [
-        {"file": "app.py", "line": 4, "content": "if body is None: return 400"}]}]})
+    lie = lying_model(
+        {
+            "items": [
+                {
+                    "item": "x",
+                    "status": "already_correct",
+                    "evidence": [
+                        {"file": "app.py", "line": 4, "content": "if body is None: return 400"}
+                    ],
+                }
+            ]
+        }
+    )
     findings = CitationReplay().verify(lie.invoke("go").text, Evidence(workspace=str(repo)))
     assert failing(findings) == {"content_mismatch"}
-    honest = honest_model({"items": [{"item": "x", "status": "already_correct", "evidence": [
-        {"file": "app.py", "line": 4, "content": "if not event.get('body'):"}]}]})
-    assert not failing(CitationReplay().verify(honest.invoke("go").text,
-                                               Evidence(workspace=Workspace(repo))))
+    honest = honest_model(
+        {
+            "items": [
+                {
+                    "item": "x",
+                    "status": "already_correct",
+                    "evidence": [
+                        {"file": "app.py", "line": 4, "content": "if not event.get('body'):"}
+                    ],
+                }
+            ]
+        }
+    )
+    assert not failing(
+        CitationReplay().verify(honest.invoke("go").text, Evidence(workspace=Workspace(repo)))
+    )
 
 
 def test_missing_workspace_is_a_configuration_error() -> None:
@@ -51,26 +74,45 @@ def test_change_and_hash_checks(repo: Path) -> None:
     good = hashlib.sha256(APP_PY.encode()).hexdigest()
     assert not failing(HashCheck().verify({"path": "app.py", "sha256": good}, ev))
     assert failing(HashCheck().verify([{"path": "app.py", "sha256": "0" * 64}], ev)) == {
-        "hash_mismatch"}
+        "hash_mismatch"
+    }
 
 
 def test_grounding_check_acquires_and_holds_trust_bars(repo: Path) -> None:
     ledger = InMemoryLedger()
     ev = Evidence(workspace=Workspace(repo), ledger=ledger)
     check = GroundingCheck({"root_cause": "verified", "impact": "unverified"})
-    honest = {"root_cause": {"value": "pool wait", "evidence": [
-                  {"path": "logs/pool.log", "start_line": 1}]},
-              "impact": {"value": "slow checkout", "evidence": [
-                  {"source": "slack", "uri": "slack://C1/1"}]}}
+    honest = {
+        "root_cause": {
+            "value": "pool wait",
+            "evidence": [{"path": "logs/pool.log", "start_line": 1}],
+        },
+        "impact": {
+            "value": "slow checkout",
+            "evidence": [{"source": "slack", "uri": "slack://C1/1"}],
+        },
+    }
     assert not failing(check.verify(honest, ev))
     assert len(ledger) == 2
-    lying = {"root_cause": {"value": "deploy doubled concurrency", "evidence": [
-                 {"source": "slack", "uri": "slack://C1/2"},
-                 {"path": "logs/deploy.log", "start_line": 3},
-                 {"path": "../../etc/passwd"},
-                 "invented-artifact-id"]},
-             "impact": {"value": "x", "evidence": [{"path": "logs/pool.log", "start_line": 9}]}}
+    lying = {
+        "root_cause": {
+            "value": "deploy doubled concurrency",
+            "evidence": [
+                {"source": "slack", "uri": "slack://C1/2"},
+                {"path": "logs/deploy.log", "start_line": 3},
+                {"path": "../../etc/passwd"},
+                "invented-artifact-id",
+            ],
+        },
+        "impact": {"value": "x", "evidence": [{"path": "logs/pool.log", "start_line": 9}]},
+    }
     codes = failing(check.verify(lying, ev))
-    assert codes == {"unverified_evidence", "file_missing", "path_traversal",
-                     "unknown_artifact", "line_out_of_range", "no_evidence"}
+    assert codes == {
+        "unverified_evidence",
+        "file_missing",
+        "path_traversal",
+        "unknown_artifact",
+        "line_out_of_range",
+        "no_evidence",
+    }
     assert failing(check.verify("prose", ev)) == {"malformed_claim"}

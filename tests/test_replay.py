@@ -113,8 +113,15 @@ def test_fast_finding_equals_validated_finding() -> None:
     from trustgate import Finding
 
     fast = Finding.failed("v", "code", "msg", severity="warn", subject="s", detail={"a": 1})
-    slow = Finding(verifier="v", status="fail", severity="warn", code="code", message="msg",
-                   subject="s", detail={"a": 1})
+    slow = Finding(
+        verifier="v",
+        status="fail",
+        severity="warn",
+        code="code",
+        message="msg",
+        subject="s",
+        detail={"a": 1},
+    )
     assert fast == slow and fast.model_dump() == slow.model_dump()
     assert fast.model_copy(update={"subject": "t"}).subject == "t"
     assert Finding.model_validate_json(fast.model_dump_json()) == fast
