@@ -402,11 +402,16 @@ def _price_from(m: re.Match[str]) -> tuple[str, Decimal] | None:
 
 def find_prices(text: str) -> list[PriceMatch]:
     """Every price (an amount with a currency) in ``text``, in reading order."""
+    return _scan_prices(text, years_are_prices=False)
+
+
+def _scan_prices(text: str, *, years_are_prices: bool) -> list[PriceMatch]:
     hits: list[tuple[int, int, int, PriceMatch]] = []
     for rank, rx in enumerate((_PRICE_SYM, _PRICE_CODE, _PRICE_AFTER)):
         for m in rx.finditer(text):
             if (
-                rx is _PRICE_AFTER
+                not years_are_prices
+                and rx is _PRICE_AFTER
                 and m.group("code")
                 and re.fullmatch(r"(?:19|20)\d\d", m.group("num"))
                 and not m.group("mult")
@@ -459,7 +464,7 @@ def normalize_price(price: str | ApprovedPrice) -> str:
     if not isinstance(price, str):
         raise InputError(f"a price must be text, got {type(price).__name__}")
     text = price.strip()
-    found = find_prices(text)
+    found = _scan_prices(text, years_are_prices=True)
     if len(found) != 1 or found[0].start != 0 or found[0].end != len(text):
         raise InputError(
             f"{price!r} is not one price (an amount with a currency, e.g. '$1,200' or 'EUR 99')"
