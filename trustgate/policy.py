@@ -482,28 +482,34 @@ class Caveat:
         if text is None:
             return  # nowhere to put the caveat: unresolved, so the gate halts
         for f in failed:
-            removable = f.detail.get("text") or f.subject
-            if (
-                f.code in self.remove_codes
-                and isinstance(removable, str)
-                and removable
-                and removable in text
-            ):
-                text = _cut(text, removable)
-                crossing.record(
-                    "citation_drop",
-                    target,
-                    before=removable,
-                    after=None,
-                    reason=f"{f.verifier}/{f.code}",
-                    verifier=f.verifier,
-                )
+            if f.code not in self.remove_codes:
+                continue
+            for removable in _removables(f):
+                if removable in text:
+                    text = _cut(text, removable)
+                    crossing.record(
+                        "citation_drop",
+                        target,
+                        before=removable,
+                        after=None,
+                        reason=f"{f.verifier}/{f.code}",
+                        verifier=f.verifier,
+                    )
         lines = "\n".join(f"> - {f.verifier}/{f.code}: {f.message}" for f in failed)
         block = f"{CAVEAT_HEADER}\n{lines}\n\n"
         set_text(crossing.update, target, block + text)
         crossing.record("caveat", target, after=block.strip(), reason=_reasons(failed))
         crossing.resolve(failed)
         crossing.decision = "caveat"
+
+
+def _removables(f: Finding) -> list[str]:
+    """The text a finding proved false, as written in the draft (longest first)."""
+    found: list[str] = []
+    for value in (f.detail.get("text"), f.detail.get("written"), f.subject):
+        items = value if isinstance(value, (list, tuple)) else [value]
+        found.extend(v for v in items if isinstance(v, str) and v.strip())
+    return sorted(dict.fromkeys(found), key=len, reverse=True)
 
 
 def _cut(text: str, fragment: str) -> str:
