@@ -39,6 +39,7 @@ from trustgate.findings import Finding
 from trustgate.verifiers.acquisition import acquire_locators
 from trustgate.verifiers.changes import check_change_claim, check_changed_files
 from trustgate.verifiers.citations import replay_citation, replay_manifest
+from trustgate.verifiers.files import ChangeCheck, CitationReplay, GroundingCheck, HashCheck
 from trustgate.verifiers.hashes import check_hash_claim
 from trustgate.verifiers.trust import GroundedValue, TrustBar, check_artifact_refs, meets_trust_bar
 
@@ -48,8 +49,10 @@ __all__ = [
     "Artifact",
     "ArtifactIntegrityError",
     "ArtifactLedger",
+    "ChangeCheck",
     "ChangeClaim",
     "ChangesManifest",
+    "CitationReplay",
     "ClaimParseError",
     "ConfigurationError",
     "Connector",
@@ -58,6 +61,8 @@ __all__ = [
     "Finding",
     "GitError",
     "GroundedValue",
+    "GroundingCheck",
+    "HashCheck",
     "HashClaim",
     "InMemoryLedger",
     "InputError",
@@ -128,4 +133,92 @@ __all__ += [
     "normalize_price",
     "normalize_url",
     "parse_verdict",
+]
+
+# --- gate: trust-boundary nodes, reports, policies, guard() (issue 4) ---
+from trustgate.errors import GateHalted
+from trustgate.gate import (
+    GateResult,
+    TrustGate,
+    add_report_listener,
+    remove_report_listener,
+)
+from trustgate.policy import (
+    OVERRIDE_NOTE,
+    BlockToolCalls,
+    Caveat,
+    Crossing,
+    Halt,
+    Override,
+    Policy,
+    Redact,
+    Rerender,
+    Review,
+)
+from trustgate.readers import ClaimsReader, FromKey, LastAIText, ToolCallArgs
+from trustgate.report import (
+    Approval,
+    Decision,
+    OverrideKind,
+    OverrideRecord,
+    Report,
+    TrustReports,
+    TrustReportsState,
+    areports,
+    reports,
+    reports_from_state,
+)
+from trustgate.verifiers.base import (
+    AsyncVerifier,
+    Evidence,
+    EvidenceSources,
+    FromContext,
+    FromState,
+    FunctionVerifier,
+    Verifier,
+    verifier,
+)
+from trustgate.verifiers.blind import ModelVerifier
+from trustgate.wiring import guard
+
+__all__ += [
+    "OVERRIDE_NOTE",
+    "Approval",
+    "AsyncVerifier",
+    "BlockToolCalls",
+    "Caveat",
+    "ClaimsReader",
+    "Crossing",
+    "Decision",
+    "Evidence",
+    "EvidenceSources",
+    "FromContext",
+    "FromKey",
+    "FromState",
+    "FunctionVerifier",
+    "GateHalted",
+    "GateResult",
+    "Halt",
+    "LastAIText",
+    "ModelVerifier",
+    "Override",
+    "OverrideKind",
+    "OverrideRecord",
+    "Policy",
+    "Redact",
+    "Report",
+    "Rerender",
+    "Review",
+    "ToolCallArgs",
+    "TrustGate",
+    "TrustReports",
+    "TrustReportsState",
+    "Verifier",
+    "add_report_listener",
+    "areports",
+    "guard",
+    "remove_report_listener",
+    "reports",
+    "reports_from_state",
+    "verifier",
 ]
