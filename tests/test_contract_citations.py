@@ -166,6 +166,8 @@ def test_bare_framework_number_only_when_the_brief_names_that_framework() -> Non
         "Costs rose 9.2% in Q3; 27001 users signed up.",
         "state-of-the-art 5G; an A.B.C test; Figure 3.2.",
         "Markdown [see-here](https://example.com/a-1) and task [x] and marker [[12]].",
+        "Suppliers sign clause 4 of the supplier contract and Article 3 of this policy.",
+        "See § 3 of the master services agreement.",
     ],
 )
 def test_numbers_that_are_not_citations(text: str) -> None:

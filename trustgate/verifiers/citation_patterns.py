@@ -21,7 +21,8 @@ Canonical rules (documented in the README of the contract checker too):
   "§", "Article", "Annex A", "A.5.9", an ISO/CFR framework, brackets. "9.2 seconds",
   "version 9.2", "14:02" and dates are never citations. "section" counts only next
   to a framework ("ISO 27001 section 9.2"): a bare "see section 3" is the document's
-  own structure.
+  own structure, and so is a clause or article "of this policy", "of our contract",
+  "of the supplier agreement".
 * A citation that names no framework ("clause 9.2") is compatible with an approved
   citation of any framework with the same ref; when both name one, they must agree.
 * Dotted numbers are distinct ids ("clause 9" does not approve "clause 9.2");
@@ -222,6 +223,16 @@ _CONT = re.compile(
 _SUB = r"(?:\((?:\d{1,3}|[a-z]{1,2}|[ivxlc]{1,6}|[A-Z])\))"
 
 
+# "clause 4 of this policy", "Article 3 of the supplier agreement": the document's own
+# structure or a contract's, not a framework citation.
+_OWN_DOCUMENT = re.compile(
+    r"[ \t\u00a0]+(?i:of|in)[ \t\u00a0]+(?:(?i:this|our|your|that|each)(?!\w)"
+    r"|(?i:the|a|an)[ \t\u00a0]+(?:[\w-]+[ \t\u00a0]+){0,2}?"
+    r"(?i:contracts?|agreements?|policy|policies|procedures?|documents?|plan|sla|terms|"
+    r"template|appendix|annex(?![ \t\u00a0]+[A-Z]\b)|below|above)(?!\w))"
+)
+
+
 def _subs(raw: str) -> tuple[str, ...]:
     return tuple(s.lower() for s in re.findall(r"\(([^)]*)\)", raw))
 
@@ -325,6 +336,8 @@ class ClausePattern(CitationPattern):
             if not items:
                 continue
             end = items[-1].end()
+            if a.group("kw") and _OWN_DOCUMENT.match(text, end):
+                continue
             if framework is None:
                 of = self._OF_FW.match(text, end)
                 if of is not None:
@@ -420,6 +433,8 @@ class ArticlePattern(CitationPattern):
             if not items:
                 continue
             end = items[-1].end()
+            if _OWN_DOCUMENT.match(text, end):
+                continue
             pre = a.group("pre")
             framework = pre.lower() if pre and pre not in _NOT_FRAMEWORKS else None
             post = self._POST.match(text, end)
