@@ -175,6 +175,7 @@ def test_price_normal_form(written: str, normal: str) -> None:
         "The 2026 EUR budget is set.",
         "costs$5 nothing",
         "Order #1200 shipped.",
+        "PHP 8.2 is required; TRY 3 times; COP 28 was held in 2023.",
     ],
 )
 def test_numbers_without_a_currency_are_not_prices(text: str) -> None:

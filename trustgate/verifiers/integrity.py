@@ -24,7 +24,8 @@ matches an approved URL of either scheme.
 **Prices** need a currency: numbers without one are never prices. Currency from a
 symbol (``$`` is USD; ``US$ A$ AU$ C$ CA$ NZ$ HK$ S$ SG$ MX$ R$ € £ ¥ ₹ ₩``; ``¥``
 is JPY) or an upper-case ISO 4217 code before or after the amount (``USD 1200``,
-``1.200,00 EUR``); a code after a bare year ("2026 EUR") is not read as a price.
+``1.200,00 EUR``; codes that double as technical words, such as PHP or TRY, are not
+read); a code after a bare year ("2026 EUR") is not read as a price.
 Amounts: with both ``,`` and ``.`` the last one is the decimal mark
 (``1,200.50`` = ``1.200,50``); a single ``,`` or ``.`` followed by exactly three
 digits is a thousands separator (``$1.200`` = ``$1,200`` = 1200), otherwise a
@@ -260,8 +261,10 @@ _SYMBOLS = {
     "₹": "INR",
     "₩": "KRW",
 }
+# ISO 4217 codes read as currencies. Codes that are also everyday upper-case words in
+# technical prose (PHP, TRY, COP, PEN, ARS, SAR, IDR) are left out: "PHP 8.2" is not a price.
 _CODES = frozenset(
-    [
+    {
         "USD",
         "EUR",
         "GBP",
@@ -286,24 +289,17 @@ _CODES = frozenset(
         "MXN",
         "ZAR",
         "KRW",
-        "TRY",
         "ILS",
         "AED",
-        "SAR",
         "RUB",
         "TWD",
         "THB",
-        "IDR",
         "MYR",
-        "PHP",
         "VND",
-        "ARS",
         "CLP",
-        "COP",
-        "PEN",
         "NGN",
         "EGP",
-    ]
+    }
 )
 _MULTIPLIERS = {
     "k": 10**3,
