@@ -407,3 +407,35 @@ def test_property_arbitrary_text_never_crashes_and_is_deterministic(text: str) -
     assert first
     offsets = [f.detail.get("offset", 0) for f in first]
     assert offsets == sorted(offsets)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "trustgate.evidence.brief",
+        "trustgate.verifiers.citation_patterns",
+        "trustgate.verifiers.contract",
+        "trustgate.verifiers.verdict",
+        "trustgate.verifiers.integrity",
+    ],
+)
+def test_docstring_examples_run(module: str) -> None:
+    import importlib
+    import inspect
+    import re
+    import textwrap
+
+    mod = importlib.import_module(module)
+    objects = [mod] + [
+        o
+        for _, o in inspect.getmembers(mod)
+        if (inspect.isclass(o) or inspect.isfunction(o)) and o.__module__ == module
+    ]
+    blocks = [
+        textwrap.dedent(block)
+        for o in objects
+        for block in re.findall(r"```python\n(.*?)```", inspect.getdoc(o) or "", re.S)
+    ]
+    assert blocks
+    for block in blocks:
+        exec(compile(block, f"<{module} docstring>", "exec"), {})
