@@ -251,6 +251,11 @@ def test_altered_wording_before_the_citation_is_caught() -> None:
     assert f.code == "altered_citation"
 
 
+def test_appositive_title_after_a_comma_is_compared() -> None:
+    [f] = check_citations('Annex A 5.11, "Return of all assets", is enforced.', ASSET_BRIEF)
+    assert f.code == "altered_citation"
+
+
 def test_wrong_clause_for_the_wording_names_its_owner() -> None:
     draft = 'A.5.10: "Inventory of information and other associated assets".'
     [f] = check_citations(draft, ASSET_BRIEF)
@@ -267,6 +272,7 @@ def test_wrong_clause_for_the_wording_names_its_owner() -> None:
         'A.5.9 "Inventory of information ... associated assets"',
         "A.5.9 requires an inventory of our assets and their owners.",  # paraphrase
         "A.5.9 applies.",  # no wording at all
+        'Under A.5.9, "laptops" are assets too.',  # the draft's own sentence
     ],
 )
 def test_faithful_quotes_paraphrase_and_no_wording_are_not_alterations(draft: str) -> None:

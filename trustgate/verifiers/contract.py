@@ -20,7 +20,9 @@ Absence is never a violation: a draft that cites nothing, or a subset, passes.
 **What counts as wording attached to a citation.** Only *quoted* text directly
 beside the citation: after it (``clause 9.2 "Internal audit"``, ``A.5.9: “…”``,
 ``Article 32(1) ("…")``) or right before it (``“…” (A.5.9)``), with nothing but
-spaces, ``:``, ``,``, dashes, brackets or emphasis marks between. Unquoted prose
+spaces, ``:``, ``,``, dashes, brackets or emphasis marks between (after a comma,
+only a quote that closes its own phrase, as in ``A.5.9, "…", requires``, is a
+title; in ``Under A.5.9, "laptops" are assets`` it is the draft's own sentence). Unquoted prose
 near a citation is the draft's own words: a paraphrase is not a reproduction, so it
 is never compared. A quote is faithful when, ignoring case, punctuation and spacing,
 it is a contiguous run of the approved wording (a partial quote is faithful);
@@ -56,7 +58,10 @@ _QUOTES = (
     r"|‘(?P<q3>[^’\n]{1,2000})’|«(?P<q4>[^»\n]{1,2000})»"
 )
 _GAP = r"[ \t\u00a0*_]*(?:[:,(\[–—-][ \t\u00a0*_]*){0,2}"
-_QUOTE_AFTER = re.compile(rf"{_GAP}(?:{_QUOTES}|(?<=[\s(:])'(?P<q5>[^'\n]{{1,2000}})')")
+_QUOTE_AFTER = re.compile(rf"(?P<gap>{_GAP})(?:{_QUOTES}|(?<=[\s(:])'(?P<q5>[^'\n]{{1,2000}})')")
+# After "A.5.9, " a quote is an appositive title only when it closes its own phrase:
+# 'A.5.9, "Inventory of ...", requires' yes; 'Under A.5.9, "laptops" are assets' no.
+_APPOSITIVE_END = re.compile(r"[ \t\u00a0*_]*(?:[,;.:!?)\]]|$)", re.MULTILINE)
 _QUOTE_BEFORE = re.compile(rf"(?:{_QUOTES})[ \t\u00a0*_]*(?:[:,(\[–—-][ \t\u00a0*_]*){{0,2}}$")
 _ELLIPSIS = re.compile(r"\[\s*(?:\.\.\.|…)\s*\]|\.\.\.|…")
 _WORD = re.compile(r"\w+")
@@ -198,13 +203,20 @@ def check_citations(
     for (_start, end), members in groups.items():
         after = _QUOTE_AFTER.match(draft, end)
         got = _quote(after) if after is not None else None
+        if (
+            after is not None
+            and "," in after.group("gap")
+            and not _APPOSITIVE_END.match(draft, after.end())
+        ):
+            got = None
         if got is not None:
             quotes[id(members[-1])] = got
             used_quote_starts.add(got[1])
     for (start, _end), members in groups.items():
         if id(members[0]) in quotes:
             continue
-        before = _QUOTE_BEFORE.search(draft, max(0, start - 2100), start)
+        line_start = draft.rfind("\n", 0, start) + 1
+        before = _QUOTE_BEFORE.search(draft, max(line_start, start - 2100), start)
         got = _quote(before) if before is not None else None
         if got is not None and got[1] not in used_quote_starts:
             quotes[id(members[0])] = got
