@@ -329,7 +329,7 @@ class _GateNode:
         goto: list[Any]
         if halted:
             writes += [
-                (_HALT_KEY, halted[0].report.to_json_dict()),
+                (_HALT_KEY, {self.name: halted[0].report.to_json_dict()}),
                 (self.attempt_key, 0),
                 (self.decision_key, "halt"),
             ]
@@ -337,7 +337,11 @@ class _GateNode:
         elif rerender:
             for r in finals:
                 writes.extend(r.writes.items())
-            writes += [(self.attempt_key, attempt), (self.decision_key, "rerender")]
+            writes += [
+                (self.attempt_key, attempt),
+                (self.decision_key, "rerender"),
+                (_HALT_KEY, {self.name: None}),
+            ]
             goto = list(dict.fromkeys(r.rerender_to for r in rerender if r.rerender_to))
         else:
             goto = []
@@ -347,7 +351,11 @@ class _GateNode:
                 goto.extend(payload.get("goto") or [])
             if attempt > 1:
                 writes.extend((k, []) for k in self.issues_keys)
-            writes += [(self.attempt_key, 0), (self.decision_key, "release")]
+            writes += [
+                (self.attempt_key, 0),
+                (self.decision_key, "release"),
+                (_HALT_KEY, {self.name: None}),
+            ]
             goto = list(self.successors) + goto
         return Command(update=writes, goto=[g for g in goto if g != END])
 
@@ -414,7 +422,29 @@ class _GateNode:
         return self._combine(staged, results, attempt, config)
 
 
-_HALT_SCHEMA: Any = TypedDict("_HALT_SCHEMA", {_HALT_KEY: Any}, total=False)  # type: ignore[misc]
+def _merge_halts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Per-gate halt slots: each gate sets its report on a halt and clears it on release."""
+    return {**(left or {}), **(right or {})}
+
+
+_HALT_SCHEMA: Any = TypedDict(
+    "_HALT_SCHEMA",
+    {_HALT_KEY: Annotated[dict[str, Any], _merge_halts]},  # type: ignore[misc]
+    total=False,
+)
+
+
+def _latest_halt(slots: Any, gates: Sequence[str] | None = None) -> Report | None:
+    if not isinstance(slots, Mapping):
+        return None
+    found = [
+        Report.coerce(v)
+        for k, v in slots.items()
+        if v is not None and (gates is None or k in gates)
+    ]
+    if not found:
+        return None
+    return max(found, key=lambda r: (r.step or 0, r.finished_at))
 
 
 def _conf(config: RunnableConfig) -> dict[str, Any]:
@@ -424,10 +454,50 @@ def _conf(config: RunnableConfig) -> dict[str, Any]:
 
 
 def _halt(state: dict[str, Any]) -> dict[str, Any]:
-    raw = state.get(_HALT_KEY)
-    if raw is None:
+    report = _latest_halt(state.get(_HALT_KEY))
+    if report is None:
         raise ConfigurationError("trustgate halt node reached without a halted report")
-    raise GateHalted(Report.coerce(raw))
+    raise GateHalted(report)
+
+
+def _wrap_join_target(inner: Any, node: str, gates: Sequence[str]) -> Any:
+    """A node waiting on a gate (waiting edge) refuses to run once that gate halted.
+
+    The gate's static join write fires even on a halt, so the join target could start
+    in the same step as the halt node; this check keeps it from acting.
+    """
+    _c, read_key, _rt, _t, runnable_callable, _bs = _internals()
+
+    def check(config: RunnableConfig) -> None:
+        read = _conf(config).get(read_key)
+        if read is None:
+            raise LangGraphCompatibilityError("node config carries no channel reader")
+        report = _latest_halt(read(_HALT_KEY, False), gates)
+        if report is not None:
+            raise GateHalted(report, f"{node!r} not run: gate {report.gate!r} halted")
+
+    def run(input: Any, config: RunnableConfig) -> Any:
+        check(config)
+        return inner.invoke(input, config)
+
+    async def arun(input: Any, config: RunnableConfig) -> Any:
+        check(config)
+        return await inner.ainvoke(input, config)
+
+    return runnable_callable(run, arun, name=node, trace=False)
+
+
+def _guard_join_targets(builder: StateGraph[Any, Any, Any, Any]) -> None:
+    waiting: dict[str, set[str]] = {}
+    for starts, end in builder.waiting_edges:
+        gated = {s for s in starts if s in builder.nodes and is_gate_node(builder.nodes[s])}
+        if gated and end != END:
+            waiting.setdefault(end, set()).update(gated)
+    for end, gates in waiting.items():
+        spec = builder.nodes[end]
+        builder.nodes[end] = dataclasses.replace(
+            spec, runnable=_wrap_join_target(spec.runnable, end, sorted(gates))
+        )
 
 
 # --- wrapping the guarded node and its branches ---------------------------------------
@@ -525,7 +595,7 @@ def _insert(
             stage_key: Annotated[list[Any], _stage_reducer],
             attempt_key: int,
             decision_key: str,
-            _HALT_KEY: Any,
+            _HALT_KEY: Annotated[dict[str, Any], _merge_halts],
             REPORTS_KEY: Annotated[list[Report], ReportLog],
             **{k: Any for k in user_keys if k != REPORTS_KEY},
         },
@@ -634,6 +704,7 @@ def guard(graph: G, gates: Mapping[str, TrustGate | Sequence[TrustGate]]) -> G:
             raise ConfigurationError(f"gate name {chain[0].name!r} used twice")
         seen.add(chain[0].name)
         _insert(new, guarded, chain)
+    _guard_join_targets(new)
     if isinstance(graph, CompiledStateGraph):
         return cast(G, _recompile(graph, new))
     return cast(G, new)

@@ -1,0 +1,186 @@
+"""guard() corners: waiting edges, context evidence, schemas without trust_reports,
+strict msgpack checkpoints, pydantic state."""
+
+from __future__ import annotations
+
+import operator
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+from _gate_support import LIE, TRUTH, Review, cfg, inspector, reviewer_graph
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from pydantic import BaseModel
+from typing_extensions import TypedDict
+
+from trustgate.errors import GateHalted
+from trustgate.findings import Finding
+from trustgate.gate import TrustGate
+from trustgate.policy import Halt
+from trustgate.readers import FromKey
+from trustgate.report import reports
+from trustgate.testing import lying_model
+from trustgate.verifiers.base import Evidence, EvidenceSources, FromContext, FunctionVerifier
+from trustgate.wiring import guard
+
+
+class JoinState(TypedDict, total=False):
+    review: Review
+    log: Annotated[list[str], operator.add]
+
+
+def _join_graph(data: dict[str, Any]) -> StateGraph[Any, Any, Any, Any]:
+    def reviewer(state: JoinState) -> dict[str, Any]:
+        return {"review": Review(**data), "log": ["reviewer"]}
+
+    def linter(state: JoinState) -> dict[str, Any]:
+        return {"log": ["linter"]}
+
+    def merge(state: JoinState) -> dict[str, Any]:
+        return {"log": [f"merge:{state['review'].verdict}"]}
+
+    g = StateGraph(JoinState)
+    g.add_node("reviewer", reviewer)
+    g.add_node("linter", linter)
+    g.add_node("merge", merge)
+    g.add_edge(START, "reviewer")
+    g.add_edge(START, "linter")
+    g.add_edge(["reviewer", "linter"], "merge")
+    g.add_edge("merge", END)
+    return g
+
+
+def test_waiting_edge_waits_for_the_gate() -> None:
+    app = guard(_join_graph(LIE), {"reviewer": inspector()}).compile()
+    out = app.invoke({"log": []})
+    assert sorted(out["log"][:2]) == ["linter", "reviewer"]
+    assert out["log"][-1] == "merge:REQUEST_CHANGES"  # merge saw the gated verdict
+
+
+def test_waiting_edge_target_never_runs_after_a_halt() -> None:
+    app = guard(_join_graph(LIE), {"reviewer": inspector(Halt())}).compile(
+        checkpointer=InMemorySaver()
+    )
+    with pytest.raises(GateHalted):
+        app.invoke({"log": []}, cfg())
+    values = app.get_state(cfg()).values
+    assert not any(entry.startswith("merge") for entry in values["log"])
+    assert "review" not in values
+    assert [r.decision for r in reports(app, cfg())] == ["halted"]
+
+
+@dataclass
+class Ctx:
+    files: dict[str, str]
+
+
+def test_evidence_from_runtime_context_one_graph_many_repositories() -> None:
+    def replay(claims: Any, evidence: Evidence) -> list[Finding]:
+        files = evidence.require("files")
+        return [
+            Finding.ok("replay")
+            if all(c.partition(":")[2] in files.get(c.partition(":")[0], "") for c in claims.cites)
+            else Finding.failed("replay", "content_mismatch", "not in this repository")
+        ]
+
+    gate = TrustGate(
+        "inspector",
+        reads=FromKey("review", model=Review),
+        verifiers=[FunctionVerifier(replay, name="replay")],
+        policy=Halt(),
+        evidence=EvidenceSources(extra={"files": FromContext("files")}),
+    )
+    app = guard(reviewer_graph(lying_model(TRUTH, TRUTH)), {"reviewer": gate}).compile()
+    ok = app.invoke({"log": []}, context=Ctx(files={"a.py": "return 1"}))
+    assert ok["review"].verdict == "APPROVE"
+    with pytest.raises(GateHalted):
+        app.invoke({"log": []}, context=Ctx(files={"a.py": "return 2"}))
+
+
+def test_state_without_trust_reports_channel() -> None:
+    class Plain(TypedDict, total=False):
+        review: Review
+        log: Annotated[list[str], operator.add]
+
+    def reviewer(state: Plain) -> dict[str, Any]:
+        return {"review": Review(**LIE)}
+
+    g = StateGraph(Plain)
+    g.add_node("reviewer", reviewer)
+    g.add_edge(START, "reviewer")
+    app = guard(g, {"reviewer": inspector()}).compile(checkpointer=InMemorySaver())
+    out = app.invoke({"log": []}, cfg())
+    assert set(out) == {"review", "log"}  # the user's output schema is unchanged
+    assert out["review"].verdict == "REQUEST_CHANGES"
+    assert [r.decision for r in reports(app, cfg())] == ["modified"]
+
+
+class PState(BaseModel):
+    review: Review | None = None
+    log: Annotated[list[str], operator.add] = []
+
+
+def test_pydantic_state_and_router() -> None:
+    def reviewer(state: PState) -> dict[str, Any]:
+        return {"review": Review(**LIE), "log": ["r"]}
+
+    def route(state: PState) -> str:
+        assert isinstance(state, PState)
+        return "ok" if state.review and state.review.verdict == "APPROVE" else "no"
+
+    g = StateGraph(PState)
+    g.add_node("reviewer", reviewer)
+    g.add_node("ok", lambda s: {"log": ["ok"]})
+    g.add_node("no", lambda s: {"log": ["no"]})
+    g.add_edge(START, "reviewer")
+    g.add_conditional_edges("reviewer", route, ["ok", "no"])
+    out = guard(g, {"reviewer": inspector()}).compile().invoke(PState())
+    assert out["log"] == ["r", "no"]
+
+
+def test_guarded_graph_checkpoints_under_strict_msgpack(tmp_path: Path) -> None:
+    """Reports, staged writes and a review interrupt survive LANGGRAPH_STRICT_MSGPACK."""
+    code = textwrap.dedent(
+        """
+        import logging, sys
+        sys.path.insert(0, "tests")
+        blocked = []
+        class H(logging.Handler):
+            def emit(self, record):
+                if "Blocked" in record.getMessage():
+                    blocked.append(record.getMessage())
+        logging.getLogger("langgraph").addHandler(H())
+        from langgraph.checkpoint.serde import _msgpack
+        assert _msgpack.STRICT_MSGPACK_ENABLED
+        from langgraph.checkpoint.sqlite import SqliteSaver
+        from langgraph.types import Command
+        from _gate_support import LIE, cfg, inspector, reviewer_graph
+        from trustgate.policy import Review
+        from trustgate.report import Report, reports
+        from trustgate.testing import lying_model
+        from trustgate.wiring import guard
+        with SqliteSaver.from_conn_string(sys.argv[1]) as saver:
+            app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector(Review())})
+            app = app.compile(checkpointer=saver)
+            app.invoke({"log": []}, cfg())
+            app.invoke(Command(resume={"type": "approve", "by": "alice"}), cfg())
+            (r,) = reports(app, cfg())
+            assert isinstance(r, Report) and r.approval.who == "alice", r
+        print("OK", blocked)
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "strict.db")],
+        env={**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "OK" in proc.stdout
