@@ -118,6 +118,12 @@ def test_huge_input_is_refused_before_parsing() -> None:
         parse_verdict(raw)
 
 
+def test_verdict_built_by_hand_accepts_string_issues() -> None:
+    v = Verdict(passed=False, issues=["cites clause 9.2"])
+    assert v.messages == ["cites clause 9.2"]
+    assert v == parse_verdict('{"pass": false, "issues": ["cites clause 9.2"]}')
+
+
 def test_verdict_model_enforces_agreement_too() -> None:
     with pytest.raises(VerdictError):
         Verdict(passed=True, issues=(VerdictIssue(message="x"),))

@@ -32,7 +32,7 @@ import json
 import math
 from typing import Any, NoReturn
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from trustgate.errors import VerdictError
 from trustgate.findings import Finding
@@ -66,6 +66,18 @@ class Verdict(BaseModel):
 
     passed: bool
     issues: tuple[VerdictIssue, ...] = ()
+
+    @field_validator("issues", mode="before")
+    @classmethod
+    def _strings_are_messages(cls, value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return [VerdictIssue(message=v) if isinstance(v, str) else v for v in value]
+        return value
+
+    @property
+    def messages(self) -> list[str]:
+        """The issue messages alone, e.g. for the re-render prompt."""
+        return [issue.message for issue in self.issues]
 
     def model_post_init(self, context: Any, /) -> None:
         if self.passed == bool(self.issues):
