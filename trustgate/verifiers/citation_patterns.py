@@ -32,6 +32,9 @@ Canonical rules (documented in the README of the contract checker too):
   authority and is accepted. "Article 32(2)" against an approved "Article 32(1)" is
   invented.
 * Lists and ranges ("clauses 9.2 and 9.3", "9.2–9.3") yield each written endpoint.
+* A bare framework ("ISO/IEC 27001:2022" alone) is not a citation of anything in it:
+  approving the standard does not approve each of its clauses. A brief id that no
+  pattern reads is matched as literal text by the contract checker.
 """
 
 from __future__ import annotations
