@@ -20,14 +20,16 @@ Absence is never a violation: a draft that cites nothing, or a subset, passes.
 **What counts as wording attached to a citation.** Only *quoted* text directly
 beside the citation: after it (``clause 9.2 "Internal audit"``, ``A.5.9: “…”``,
 ``Article 32(1) ("…")``) or right before it (``“…” (A.5.9)``), with nothing but
-spaces, ``:``, ``,``, dashes, brackets or emphasis marks between (after a comma,
-only a quote that closes its own phrase, as in ``A.5.9, "…", requires``, is a
-title; in ``Under A.5.9, "laptops" are assets`` it is the draft's own sentence). Unquoted prose
-near a citation is the draft's own words: a paraphrase is not a reproduction, so it
-is never compared. A quote is faithful when, ignoring case, punctuation and spacing,
-it is a contiguous run of the approved wording (a partial quote is faithful);
-``...``/``…`` inside a quote separate runs that must appear in order. A citation
-written without wording is never an alteration.
+spaces, ``:``, ``,``, dashes, brackets or emphasis marks between. After a comma a
+quote is a title only when it closes its own phrase (``A.5.9, "…", requires``); in
+``Under A.5.9, "laptops" are assets`` it is the draft's own sentence. Unquoted
+prose near a citation is the draft's own words: a paraphrase is not a
+reproduction, so it is never compared. A quote is faithful when, ignoring case,
+punctuation and spacing, it is a contiguous run of the approved wording (a partial
+quote is faithful); ``...``/``…`` inside a quote separate runs that must appear in
+order. Wording is compared only against an approved citation of exactly the same
+unit (a quote after "Article 32(1)" is not judged against the text approved for
+"Article 32"). A citation written without wording is never an alteration.
 """
 
 from __future__ import annotations
