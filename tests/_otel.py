@@ -1,0 +1,91 @@
+"""OpenTelemetry test helpers: in-memory SDK providers and a global-provider reset."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry import metrics as otel_metrics
+from opentelemetry import trace as otel_trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+
+@dataclass
+class Otel:
+    tracer_provider: TracerProvider
+    exporter: InMemorySpanExporter
+    meter_provider: MeterProvider
+    reader: InMemoryMetricReader
+
+    def spans(self) -> list[ReadableSpan]:
+        return list(self.exporter.get_finished_spans())
+
+    def named(self, prefix: str) -> list[ReadableSpan]:
+        return [s for s in self.spans() if s.name.startswith(prefix)]
+
+    def one(self, prefix: str) -> ReadableSpan:
+        found = self.named(prefix)
+        assert len(found) == 1, [s.name for s in self.spans()]
+        return found[0]
+
+    def metric_points(self, name: str) -> list[Any]:
+        data = self.reader.get_metrics_data()
+        points: list[Any] = []
+        if data is None:
+            return points
+        for rm in data.resource_metrics:
+            for sm in rm.scope_metrics:
+                for m in sm.metrics:
+                    if m.name == name:
+                        points.extend(m.data.data_points)
+        return points
+
+    def counter(self, name: str, **attrs: Any) -> int:
+        total = 0
+        for p in self.metric_points(name):
+            if all(p.attributes.get(k) == v for k, v in attrs.items()):
+                total += int(p.value)
+        return total
+
+
+def make_otel(span_limits: SpanLimits | None = None) -> Otel:
+    exporter = InMemorySpanExporter()
+    tp = TracerProvider(span_limits=span_limits)
+    tp.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    mp = MeterProvider(metric_readers=[reader])
+    return Otel(tp, exporter, mp, reader)
+
+
+def _reset_globals() -> None:
+    # The API allows setting the global providers once per process; tests that need
+    # the global path reset the private latches (the SDK's own tests do the same).
+    from opentelemetry.util._once import Once
+
+    otel_trace._TRACER_PROVIDER_SET_ONCE = Once()
+    otel_trace._TRACER_PROVIDER = None
+    otel_metrics._internal._METER_PROVIDER_SET_ONCE = Once()
+    otel_metrics._internal._METER_PROVIDER = None
+
+
+@contextmanager
+def global_providers(otel: Otel | None) -> Iterator[None]:
+    """Install ``otel``'s providers as the global ones (``None``: no SDK at all)."""
+    _reset_globals()
+    try:
+        if otel is not None:
+            otel_trace.set_tracer_provider(otel.tracer_provider)
+            otel_metrics.set_meter_provider(otel.meter_provider)
+        yield
+    finally:
+        _reset_globals()
+
+
+def hexid(n: int) -> str:
+    return format(n, "016x")
