@@ -168,6 +168,7 @@ from trustgate.report import (
     reports,
     reports_from_state,
 )
+from trustgate.streaming import astream, astream_events, stream
 from trustgate.verifiers.base import (
     AsyncVerifier,
     Evidence,
@@ -216,9 +217,12 @@ __all__ += [
     "Verifier",
     "add_report_listener",
     "areports",
+    "astream",
+    "astream_events",
     "guard",
     "remove_report_listener",
     "reports",
     "reports_from_state",
+    "stream",
     "verifier",
 ]
