@@ -1,0 +1,149 @@
+"""TrustGateMiddleware inside create_agent: model output and tool calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from trustgate.errors import ConfigurationError, GateHalted
+from trustgate.findings import Finding
+from trustgate.gate import TrustGate
+from trustgate.middleware import TrustGateMiddleware
+from trustgate.policy import Caveat, Halt
+from trustgate.readers import LastAIText, ToolCallArgs
+from trustgate.report import reports
+from trustgate.testing import lying_model
+from trustgate.verifiers.base import Evidence, FunctionVerifier
+
+FILES = {"a.py": "def f():\n    return 1\n"}
+
+
+def _grounded(claims: Any, evidence: Evidence) -> list[Finding]:
+    out = []
+    for call in claims:
+        quote = call["args"].get("quote")
+        if quote is None or quote in FILES.get(call["args"].get("path", ""), ""):
+            out.append(Finding.ok("grounded", subject=call["id"]))
+        else:
+            out.append(
+                Finding.failed(
+                    "grounded", "content_mismatch", "quote not in file", subject=call["id"]
+                )
+            )
+    return out
+
+
+TOOL_GATE = TrustGate(
+    "tool_gate",
+    reads=ToolCallArgs(),
+    verifiers=[FunctionVerifier(_grounded, name="grounded")],
+    policy=Halt(),
+)
+
+
+def _tools(executed: list[str]) -> list[Any]:
+    @tool
+    def close_item(path: str, quote: str) -> str:
+        """Close a review item as already correct."""
+        executed.append(f"close_item:{path}")
+        return "closed"
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        executed.append(f"read_file:{path}")
+        return FILES.get(path, "")
+
+    return [close_item, read_file]
+
+
+CALLS = AIMessage(
+    content="",
+    tool_calls=[
+        {"name": "close_item", "args": {"path": "a.py", "quote": "return 42"}, "id": "c1"},
+        {"name": "read_file", "args": {"path": "a.py"}, "id": "c2"},
+    ],
+)
+
+
+def test_blocked_tool_call_returns_error_tool_message() -> None:
+    executed: list[str] = []
+    agent = create_agent(
+        lying_model(CALLS, "Done."),
+        _tools(executed),
+        middleware=[TrustGateMiddleware(tool_gates=[TOOL_GATE])],
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": "m"}}
+    out = agent.invoke({"messages": [HumanMessage("close it")]}, config)
+    assert executed == ["read_file:a.py"]
+    blocked = [m for m in out["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "c1"]
+    assert blocked and blocked[0].status == "error"
+    assert "grounded/content_mismatch" in str(blocked[0].content)
+    decisions = sorted(r.decision for r in reports(agent, config))
+    assert decisions == ["halted", "pass"]
+
+
+async def test_async_tool_gate() -> None:
+    executed: list[str] = []
+    agent = create_agent(
+        lying_model(CALLS, "Done."),
+        _tools(executed),
+        middleware=[TrustGateMiddleware(tool_gates=[TOOL_GATE])],
+    )
+    await agent.ainvoke({"messages": [HumanMessage("close it")]})
+    assert executed == ["read_file:a.py"]
+
+
+def _no_invented(claims: Any, evidence: Evidence) -> list[Finding]:
+    if "9.2" in claims:
+        return [
+            Finding.failed("contract", "invented_citation", "not approved", subject="ISO 27001 9.2")
+        ]
+    return [Finding.ok("contract")]
+
+
+def test_model_gate_rewrites_the_answer() -> None:
+    gate = TrustGate(
+        "answer",
+        reads=LastAIText(),
+        verifiers=[FunctionVerifier(_no_invented, name="contract")],
+        policy=Caveat(),
+    )
+    agent = create_agent(
+        lying_model("Audit yearly per ISO 27001 9.2."),
+        [],
+        middleware=[TrustGateMiddleware(model_gates=[gate])],
+    )
+    out = agent.invoke({"messages": [HumanMessage("draft")]})
+    final = out["messages"][-1]
+    assert final.content.startswith("> **Caveat:**")
+    assert "ISO 27001 9.2" not in final.content.split("\n\n", 1)[1]
+    assert len([m for m in out["messages"] if isinstance(m, AIMessage)]) == 1
+    assert [r.decision for r in out["trust_reports"]] == ["caveat"]
+
+
+def test_model_gate_halt_raises() -> None:
+    gate = TrustGate(
+        "answer",
+        reads=LastAIText(),
+        verifiers=[FunctionVerifier(_no_invented, name="contract")],
+        policy=Halt(),
+    )
+    agent = create_agent(
+        lying_model("Audit yearly per ISO 27001 9.2."),
+        [],
+        middleware=[TrustGateMiddleware(model_gates=[gate])],
+    )
+    with pytest.raises(GateHalted):
+        agent.invoke({"messages": [HumanMessage("draft")]})
+
+
+def test_needs_a_gate() -> None:
+    with pytest.raises(ConfigurationError):
+        TrustGateMiddleware()
