@@ -5,8 +5,10 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.trustgate-installed
+PHOENIX_VENV  ?= .phoenix-venv
+PHOENIX_STAMP := $(PHOENIX_VENV)/.trustgate-phoenix-installed
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench clean phoenix-venv
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "trustgate needs Python >= 3.11"'
@@ -27,8 +29,15 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy trustgate
 
-unit: $(STAMP)
+unit: $(STAMP) $(PHOENIX_STAMP)
 	$(BIN)/python -m pytest -q
+
+# Arize Phoenix (the real tracing backend of the end-to-end telemetry test) in its
+# own venv: its pins must not mix with trustgate's.
+$(PHOENIX_STAMP): scripts/phoenix-venv.sh
+	PYTHON=$(PYTHON) PHOENIX_VENV=$(PHOENIX_VENV) bash scripts/phoenix-venv.sh
+
+phoenix-venv: $(PHOENIX_STAMP)
 
 bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
