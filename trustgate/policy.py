@@ -398,45 +398,31 @@ class Redact:
             if self.rules is None
             else verify_draft(text, record, rules=self.rules)
         )
-        removed = list(getattr(verdict, "removed", []))
-        invalid = list(getattr(verdict, "invalid_citations", []))
-        gaps = list(getattr(verdict, "gaps", []))
+        removed = list(verdict.removed)
+        invalid = list(verdict.invalid_citations)
         if not removed and not invalid:
             return
-        gap_texts = [str(getattr(g, "question", g)) for g in gaps]
-        for i, r in enumerate(removed):
-            sentence = str(getattr(r, "sentence", getattr(r, "text", r)))
-            rule = str(getattr(r, "rule", "draft"))
-            finding = Finding.failed(
-                "redact",
-                "sentence_deleted",
-                f"{rule}: {getattr(r, 'reason', '')}".strip(),
-                subject=sentence,
-                detail={"rule": rule, "gap": gap_texts[i] if i < len(gap_texts) else None},
-            )
-            crossing.findings.append(finding)
-            crossing.resolve([finding])
+        gaps = {g.id: g for g in verdict.gaps}
+        findings = list(verdict.findings)
+        crossing.findings.extend(findings)
+        crossing.resolve([f for f in findings if f.blocking])
+        for r in removed:
+            gap = gaps.get(r.gap_id)
             crossing.record(
                 "sentence_delete",
                 target,
-                before=sentence,
-                after=gap_texts[i] if i < len(gap_texts) else None,
-                reason=rule,
+                before=r.sentence,
+                after=gap.question if gap is not None else None,
+                reason=f"{r.rule}: {r.reason}",
                 verifier="redact",
             )
         for c in invalid:
-            ident = str(getattr(c, "id", c))
-            finding = Finding.failed(
-                "redact", "invalid_citation", f"[[{ident}]] is not in the record", subject=ident
-            )
-            crossing.findings.append(finding)
-            crossing.resolve([finding])
             crossing.record(
                 "citation_drop",
                 target,
-                before=f"[[{ident}]]",
+                before=c.marker,
                 after=None,
-                reason="invalid_citation",
+                reason="malformed_citation" if c.malformed else "invalid_citation",
                 verifier="redact",
             )
         set_text(crossing.update, target, str(verdict.text))
