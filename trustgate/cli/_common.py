@@ -25,16 +25,28 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors as exit 2 with one line, no usage dump."""
+    """argparse that reports usage errors as exit 2 with one line, no usage dump.
+
+    Every parser (top level and each command) takes ``--otlp-endpoint``.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from trustgate.cli._telemetry import add_otlp_option
+
+        add_otlp_option(self)
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
 
 def run(args: argparse.Namespace) -> int:
+    from trustgate.cli._telemetry import otlp_session
+
     handler: Handler = args.handler
     try:
-        return handler(args)
+        with otlp_session(getattr(args, "otlp_endpoint", None)):
+            return handler(args)
     except TrustgateError as exc:
         print(f"trustgate: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
