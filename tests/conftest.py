@@ -27,3 +27,7 @@ def make_repo(tmp_path: Path) -> MakeRepo:
         return root
 
     return make
+
+
+# --- PostgreSQL (issue 7): one real server per session, a fresh database per test ---
+from pg import pg_server, pg_url  # noqa: E402, F401

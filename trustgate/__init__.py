@@ -226,3 +226,35 @@ __all__ += [
     "stream",
     "verifier",
 ]
+
+# --- persistence (issue 7) ---
+from trustgate.evidence.ledger_postgres import PostgresLedger
+from trustgate.persistence import (
+    AsyncPersistence,
+    Persistence,
+    ReportHistory,
+    aconnect,
+    connect,
+    history,
+)
+
+__all__ += [
+    "AsyncPersistence",
+    "Persistence",
+    "PostgresLedger",
+    "ReportHistory",
+    "aconnect",
+    "connect",
+    "history",
+]
+
+# --- telemetry (issue 5) ---
+from trustgate import telemetry
+from trustgate.telemetry import Telemetry
+from trustgate.telemetry import configure as configure_telemetry
+
+__all__ += [
+    "Telemetry",
+    "configure_telemetry",
+    "telemetry",
+]

@@ -1,0 +1,207 @@
+"""trustgate.connect / aconnect, the report log and ``trustgate history``, on both backends.
+
+Each test runs on SQLite (a file under tmp_path) and on a real PostgreSQL database
+(``pg_url``). The multi-process guarantees live in ``test_persistence_pg.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _persist_support import HONEST, LIE, build_graph, cfg
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
+from langgraph.store.sqlite import AsyncSqliteStore, SqliteStore
+
+import trustgate
+from trustgate import ConfigurationError, InputError, PostgresLedger, SqliteLedger
+from trustgate.cli import main
+from trustgate.persistence import DEFAULT_DATABASE, ENV_VAR, parse_since, resolve_url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield str(tmp_path / "db" / "trust.db")
+    else:
+        yield request.getfixturevalue("pg_url")
+
+
+# -- configuration -------------------------------------------------------------------
+
+
+def test_resolve_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    assert resolve_url() == ("sqlite", DEFAULT_DATABASE)
+    monkeypatch.setenv(ENV_VAR, "postgresql://u@h/db")
+    assert resolve_url() == ("postgres", "postgresql://u@h/db")
+    assert resolve_url("x.db") == ("sqlite", "x.db")  # the argument wins
+    assert resolve_url("sqlite:////tmp/a.db") == ("sqlite", "/tmp/a.db")  # SQLAlchemy's form
+    assert resolve_url("sqlite:///rel/a.db") == ("sqlite", "rel/a.db")
+    assert resolve_url("postgres://u@h/db") == ("postgres", "postgres://u@h/db")
+    assert resolve_url("postgresql+psycopg://u@h/db") == ("postgres", "postgresql://u@h/db")
+    for bad in ("mysql://u@h/db", ":memory:", "  ", "sqlite://"):
+        with pytest.raises(ConfigurationError):
+            resolve_url(bad)
+
+
+def test_connect_defaults_to_sqlite_under_dot_trustgate(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    with trustgate.connect() as db:
+        assert db.backend == "sqlite"
+        assert isinstance(db.checkpointer, SqliteSaver)
+        assert isinstance(db.store, SqliteStore)
+        assert isinstance(db.ledger, SqliteLedger)
+    assert (tmp_path / ".trustgate" / "trustgate.db").is_file()
+
+
+def test_unreachable_postgres_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigurationError, match="cannot connect to PostgreSQL"):
+        trustgate.connect("postgresql://nobody@127.0.0.1:1/none?connect_timeout=1")
+
+
+def test_import_trustgate_does_not_need_psycopg() -> None:
+    code = "import sys, trustgate; assert 'psycopg' not in sys.modules, 'psycopg imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_parse_since() -> None:
+    now = datetime(2026, 1, 31, 12, 0, tzinfo=UTC)
+    assert parse_since("2h", now=now) == now - timedelta(hours=2)
+    assert parse_since("30m", now=now) == now - timedelta(minutes=30)
+    assert parse_since("2026-01-31T10:00:00Z") == datetime(2026, 1, 31, 10, tzinfo=UTC)
+    assert parse_since("2026-01-31T10:00:00") == datetime(2026, 1, 31, 10, tzinfo=UTC)
+    assert parse_since(None) is None
+    with pytest.raises(InputError):
+        parse_since("yesterday")
+
+
+# -- the sync path -------------------------------------------------------------------
+
+
+def test_connect_gives_langgraph_savers_and_logs_each_report_once(url: str) -> None:
+    with trustgate.connect(url) as db:
+        if db.backend == "postgres":
+            assert isinstance(db.checkpointer, PostgresSaver)
+            assert isinstance(db.store, PostgresStore)
+            assert isinstance(db.ledger, PostgresLedger)
+        app = build_graph().compile(checkpointer=db.checkpointer, store=db.store)
+        app.invoke({"text": HONEST, "log": []}, cfg("t1"))
+        app.invoke({"text": LIE, "log": []}, cfg("t1"))  # the same thread, a second crossing
+        app.invoke({"text": LIE, "log": []}, cfg("t2"))
+        db.store.put(("ns",), "k", {"v": 1})
+        assert db.store.get(("ns",), "k") is not None
+
+        in_state = trustgate.reports(app, cfg("t1"))
+        logged = db.history(thread="t1")
+        assert [r.id for r in logged] == [r.id for r in in_state]  # none lost, none twice
+        assert [r.decision for r in logged] == ["pass", "modified"]
+        assert logged[1].overrides[0].kind == "field_override"
+        assert logged[1].failed[0].code == "invented"
+        assert {r.thread_id for r in db.history()} == {"t1", "t2"}
+        assert len(db.history()) == 3
+        assert db.history(gate="nope") == []
+        assert len(db.history(gate="checker", since="1h")) == 3
+        assert db.history(since=datetime.now(UTC) + timedelta(hours=1)) == []
+        assert len(db.history(limit=2)) == 2
+
+    # a second process-like connection sees the same log; the module function too
+    assert len(trustgate.history(thread="t2", url=url)) == 1
+
+
+def test_report_is_logged_in_the_checkpoint_transaction(url: str) -> None:
+    """A checkpoint write that fails takes its reports with it (nothing orphaned)."""
+    with trustgate.connect(url) as db:
+        app = build_graph().compile(checkpointer=db.checkpointer)
+        app.invoke({"text": LIE, "log": []}, cfg("before"))
+        _block_checkpoints(db, url)
+        with pytest.raises(Exception, match="blocked"):
+            app.invoke({"text": LIE, "log": []}, cfg("blocked"))
+        assert db.history(thread="blocked") == []
+        assert len(db.history(thread="before")) == 1
+
+
+def _block_checkpoints(db: Any, url: str) -> None:
+    if db.backend == "sqlite":
+        import sqlite3
+
+        with sqlite3.connect(url) as c:
+            c.execute(
+                "CREATE TRIGGER block BEFORE INSERT ON checkpoints "
+                "WHEN NEW.thread_id = 'blocked' "
+                "AND CAST(NEW.checkpoint AS TEXT) LIKE '%trust_reports%' "
+                "BEGIN SELECT RAISE(ABORT, 'blocked'); END"
+            )
+        return
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute(
+            "CREATE FUNCTION block() RETURNS trigger AS $$ BEGIN "
+            "IF NEW.thread_id = 'blocked' AND NEW.checkpoint::text LIKE '%trust_reports%' "
+            "THEN RAISE EXCEPTION 'blocked'; END IF; "
+            "RETURN NEW; END $$ LANGUAGE plpgsql"
+        )
+        c.execute(
+            "CREATE TRIGGER block BEFORE INSERT ON checkpoints "
+            "FOR EACH ROW EXECUTE FUNCTION block()"
+        )
+
+
+def test_history_cli(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with trustgate.connect(url) as db:
+        app = build_graph().compile(checkpointer=db.checkpointer)
+        app.invoke({"text": LIE, "log": []}, cfg("cli"))
+        app.invoke({"text": HONEST, "log": []}, cfg("other"))
+    assert main(["history", "--thread", "cli", "--json", "--database", url]) == 0
+    (item,) = json.loads(capsys.readouterr().out)
+    assert item["gate"] == "checker" and item["decision"] == "modified"
+    assert item["overrides"][0]["target"] == "text"
+    assert item["findings"][0]["code"] == "invented"
+
+    assert main(["history", "--gate", "checker", "--since", "1d", "--database", url]) == 0
+    out = capsys.readouterr().out
+    assert "thread=cli" in out and "thread=other" in out and "2 crossing(s)" in out
+    assert "OVERRIDE field_override text" in out and "FAIL no_lies/invented" in out
+
+    assert main(["history", "--since", "yesterday", "--database", url]) == 2
+    assert "cannot read time" in capsys.readouterr().err
+
+
+def test_history_cli_without_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["history", "--database", str(tmp_path / "missing.db")]) == 2
+    assert "no trustgate database" in capsys.readouterr().err
+
+
+# -- the async path ------------------------------------------------------------------
+
+
+async def test_aconnect_gives_async_savers(url: str) -> None:
+    db = await trustgate.aconnect(url)
+    async with db:
+        if db.backend == "postgres":
+            assert isinstance(db.checkpointer, AsyncPostgresSaver)
+            assert isinstance(db.store, AsyncPostgresStore)
+        else:
+            assert isinstance(db.checkpointer, AsyncSqliteSaver)
+            assert isinstance(db.store, AsyncSqliteStore)
+        app = build_graph().compile(checkpointer=db.checkpointer, store=db.store)
+        await app.ainvoke({"text": LIE, "log": []}, cfg("a1"))
+        await app.ainvoke({"text": HONEST, "log": []}, cfg("a1"))
+        in_state = await trustgate.areports(app, cfg("a1"))
+        logged = await db.ahistory(thread="a1")
+        assert [r.id for r in logged] == [r.id for r in in_state]
+        assert [r.decision for r in logged] == ["modified", "pass"]

@@ -1,0 +1,208 @@
+"""The artifact ledger in PostgreSQL: one ledger shared by many worker processes.
+
+Why a database-side conditional insert: two workers acquiring the same locator at
+the same moment must end with one artifact and the first ``acquired_at``. A
+get-then-put in Python cannot promise that across processes; ``INSERT ... ON
+CONFLICT (id) DO NOTHING`` followed by reading the stored row can, because the
+primary key decides which insert wins and every caller then reads the winner. The
+comparison that refuses different bytes under an existing id is the base class's
+(:meth:`ArtifactLedger.put`), so the rule is the same for every backend.
+
+Requires the ``postgres`` extra (``psycopg``); it is imported only when a
+``PostgresLedger`` is built, so ``import trustgate`` works without it.
+
+Example:
+    ```python
+    from trustgate import PostgresLedger
+
+    ledger = PostgresLedger("postgresql://app@db/trust")
+    stored = ledger.put(artifact)      # the first writer's artifact, whoever called
+    ledger.close()
+    ```
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from trustgate.errors import ConfigurationError
+from trustgate.evidence.artifacts import Artifact
+from trustgate.evidence.ledger import ArtifactLedger
+
+if TYPE_CHECKING:
+    from psycopg import Connection, Cursor
+    from psycopg_pool import ConnectionPool
+
+__all__ = ["PG_LEDGER_SCHEMA", "PostgresLedger", "pg_setup"]
+
+PG_LEDGER_SCHEMA = """
+CREATE TABLE IF NOT EXISTS trustgate_artifacts (
+    id TEXT PRIMARY KEY,
+    content_hash TEXT,
+    acquired_at TIMESTAMPTZ NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS trustgate_artifact_marks (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    marked_at TIMESTAMPTZ NOT NULL
+);
+"""
+
+# Any fixed number: concurrent CREATE TABLE IF NOT EXISTS can still collide in
+# PostgreSQL's catalog, so schema creation is serialised with an advisory lock.
+SCHEMA_LOCK = 0x7472757374  # "trust"
+
+
+def pg_setup(conn: Connection[Any], ddl: str) -> None:
+    """Run ``ddl`` once per database, safely when many workers start together."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+        for statement in (s.strip() for s in ddl.split(";")):
+            if statement:
+                conn.execute(statement)
+
+
+def open_pool(
+    url: str, *, max_size: int = 4, name: str = "trustgate"
+) -> ConnectionPool[Connection[dict[str, Any]]]:
+    """A small autocommit connection pool, failing fast with a typed error."""
+    try:
+        from psycopg import Error as PgError
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool, PoolTimeout
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise ConfigurationError(
+            "PostgreSQL needs the 'postgres' extra: pip install 'trustgate[postgres]'"
+        ) from exc
+    try:
+        # one direct attempt first: a wrong host or password fails now, with the
+        # server's own message, instead of after the pool's retry timeout
+        from psycopg import connect as pg_connect
+
+        pg_connect(url, connect_timeout=10).close()
+    except PgError as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise ConfigurationError(
+            f"cannot connect to PostgreSQL at {redact(url)}: {reason}"
+        ) from None
+    try:
+        pool: ConnectionPool[Connection[dict[str, Any]]] = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_size,
+            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            open=False,
+            name=name,
+        )
+    except PgError as exc:
+        raise ConfigurationError(f"bad PostgreSQL URL {redact(url)}: {exc}") from None
+    try:
+        pool.open(wait=True, timeout=15)
+    except PoolTimeout as exc:
+        pool.close()
+        raise ConfigurationError(f"cannot connect to PostgreSQL at {redact(url)}") from exc
+    return pool
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for error messages."""
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        user = creds.split(":", 1)[0]
+        return f"{scheme}://{user}:***@{host}" if ":" in creds else url
+    return url
+
+
+class PostgresLedger(ArtifactLedger):
+    """Artifacts in PostgreSQL, immutable across every process that shares the database.
+
+    Args:
+        conn: a connection URL (the ledger opens and owns a small pool), or a
+            ``psycopg_pool.ConnectionPool`` the caller owns (``trustgate.connect``
+            passes the pool its checkpointer uses, so everything is one database).
+    """
+
+    def __init__(self, conn: str | ConnectionPool[Any]) -> None:
+        if isinstance(conn, str):
+            self._pool: ConnectionPool[Any] = open_pool(conn, max_size=2, name="trustgate-ledger")
+            self._owns_pool = True
+        else:
+            self._pool = conn
+            self._owns_pool = False
+        self._closed = threading.Event()
+        with self._pool.connection() as c:
+            pg_setup(c, PG_LEDGER_SCHEMA)
+
+    def close(self) -> None:
+        """Close the pool if this ledger opened it."""
+        if self._owns_pool and not self._closed.is_set():
+            self._closed.set()
+            self._pool.close()
+
+    @contextlib.contextmanager
+    def _cur(self) -> Iterator[Cursor[tuple[Any, ...]]]:
+        from psycopg.rows import tuple_row
+
+        with self._pool.connection() as c, c.cursor(row_factory=tuple_row) as cur:
+            yield cur
+
+    def get(self, artifact_id: str) -> Artifact | None:
+        with self._cur() as c:
+            row = c.execute(
+                "SELECT body FROM trustgate_artifacts WHERE id = %s", (artifact_id,)
+            ).fetchone()
+        return Artifact.model_validate_json(row[0]) if row else None
+
+    def __iter__(self) -> Iterator[Artifact]:
+        with self._cur() as c:
+            rows = c.execute(
+                "SELECT body FROM trustgate_artifacts ORDER BY acquired_at, id"
+            ).fetchall()
+        return iter([Artifact.model_validate_json(r[0]) for r in rows])
+
+    def __len__(self) -> int:
+        with self._cur() as c:
+            row = c.execute("SELECT count(*) FROM trustgate_artifacts").fetchone()
+        return int(row[0]) if row else 0
+
+    def _insert_if_absent(self, artifact: Artifact) -> Artifact:
+        with self._cur() as c:
+            c.execute(
+                "INSERT INTO trustgate_artifacts (id, content_hash, acquired_at, body) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+                (
+                    artifact.id,
+                    artifact.content_hash,
+                    artifact.acquired_at,
+                    artifact.model_dump_json(),
+                ),
+            )
+            row = c.execute(
+                "SELECT body FROM trustgate_artifacts WHERE id = %s", (artifact.id,)
+            ).fetchone()
+        if row is None:  # pragma: no cover - a row just inserted or kept cannot vanish
+            raise ConfigurationError(f"artifact {artifact.id[:12]} vanished from the ledger")
+        return Artifact.model_validate_json(row[0])
+
+    def _mark_tampered(self, artifact_id: str, reason: str) -> None:
+        with self._cur() as c:
+            c.execute(
+                "INSERT INTO trustgate_artifact_marks (id, status, reason, marked_at) "
+                "VALUES (%s, 'tampered', %s, %s) ON CONFLICT (id) DO NOTHING",
+                (artifact_id, reason, datetime.now(UTC)),
+            )
+
+    def _is_tampered(self, artifact_id: str) -> bool:
+        with self._cur() as c:
+            row = c.execute(
+                "SELECT 1 FROM trustgate_artifact_marks WHERE id = %s AND status = 'tampered'",
+                (artifact_id,),
+            ).fetchone()
+        return row is not None
