@@ -23,11 +23,11 @@ demo: $(STAMP)
 test: lint typecheck unit
 
 lint: $(STAMP)
-	$(BIN)/ruff check trustgate tests bench
-	$(BIN)/ruff format --check trustgate tests bench
+	$(BIN)/ruff check trustgate tests bench graphs examples
+	$(BIN)/ruff format --check trustgate tests bench graphs examples
 
 typecheck: $(STAMP)
-	$(BIN)/mypy trustgate
+	$(BIN)/mypy trustgate graphs
 
 unit: $(STAMP) $(PHOENIX_STAMP)
 	$(BIN)/python -m pytest -q

@@ -189,3 +189,165 @@ def lying_model(*responses: Scripted, repeat_last: bool = False) -> ScriptedChat
     return ScriptedChatModel(
         responses=list(responses), personality="lying", repeat_last=repeat_last
     )
+
+
+# --- reference-pipeline personalities -------------------------------------------------
+#
+# One honest and one inventing personality per reference pipeline
+# (``trustgate.pipelines``), scripted on the bundled sample data. Each model answers
+# from what it is asked (the round, the step, the issues it was sent back with), not
+# from a call counter, so one model serves any number of runs and threads.
+
+PIPELINES = ("code_review", "investigation", "postmortem", "compliance")
+"""The reference pipelines, by module name."""
+
+
+def _all_text(messages: Sequence[BaseMessage]) -> str:
+    return "\n".join(m.text for m in messages)
+
+
+def _sample(pipeline: str, name: str) -> Any:
+    from trustgate.pipelines._common import load_json, load_text
+
+    return load_json(pipeline, name) if name.endswith(".json") else load_text(pipeline, name)
+
+
+def _responder(
+    personality: Literal["honest", "lying"], fn: Callable[[list[BaseMessage]], AIMessage | str]
+) -> ScriptedChatModel:
+    return ScriptedChatModel(responses=[fn], personality=personality, repeat_last=True)
+
+
+def _mode(personality: str) -> Literal["honest", "lying"]:
+    if personality not in ("honest", "inventing"):
+        raise ValueError(f"personality must be 'honest' or 'inventing', not {personality!r}")
+    return "honest" if personality == "honest" else "lying"
+
+
+def code_review_models(personality: str = "inventing") -> dict[str, ScriptedChatModel]:
+    """Seed 000's builder and inspector.
+
+    The inventing builder closes review items with invented citations (content the
+    file does not hold, a file that does not exist) and names a changed file that is
+    not in the diff; sent back with the override note, it answers honestly. Both
+    inspectors approve whatever they are shown: the model's verdict is advisory.
+
+    Example:
+        ```python
+        from trustgate.testing import code_review_models
+
+        models = code_review_models("inventing")
+        assert set(models) == {"builder", "inspector"}
+        ```
+    """
+    mode = _mode(personality)
+    honest = _sample("code_review", "honest_manifest.json")
+    inventing = _sample("code_review", "inventing_manifest.json")
+
+    def builder(messages: list[BaseMessage]) -> str:
+        if mode == "honest" or "Overridden:" in _all_text(messages):
+            return json.dumps(honest)
+        return json.dumps(inventing)
+
+    def inspector(messages: list[BaseMessage]) -> str:
+        return json.dumps(
+            {
+                "verdict": "APPROVE",
+                "summary": "Every action item is handled; the cited lines match the items.",
+            }
+        )
+
+    return {"builder": _responder(mode, builder), "inspector": _responder(mode, inspector)}
+
+
+def investigation_models(personality: str = "inventing") -> dict[str, ScriptedChatModel]:
+    """Seed 001's investigator: proposes field values grounded by locators.
+
+    The inventing investigator writes its own excerpt into a locator, points past the
+    end of a file, cites a file outside the case's scope, and grounds a value only in
+    a chat message no connector can fetch.
+    """
+    mode = _mode(personality)
+    proposal = _sample(
+        "investigation", "honest_proposal.json" if mode == "honest" else "inventing_proposal.json"
+    )
+    return {"investigator": _responder(mode, lambda _m: json.dumps(proposal))}
+
+
+def postmortem_models(personality: str = "inventing") -> dict[str, ScriptedChatModel]:
+    """Seed 002's drafter: the inventing one fills the record's silence with a cause.
+
+    Its draft says the pool was exhausted *because* the deploy doubled worker
+    concurrency (uncited), hedges about a June cost review (cited, still a guess), and
+    cites a record line that does not exist.
+    """
+    mode = _mode(personality)
+    draft = _sample("postmortem", "honest_draft.md" if mode == "honest" else "inventing_draft.md")
+    return {"drafter": _responder(mode, lambda _m: str(draft))}
+
+
+_STEP = re.compile(r"^STEP: (.+)$", re.M)
+_REVISE = "ISSUES TO FIX:"
+
+
+def compliance_models(personality: str = "inventing") -> dict[str, ScriptedChatModel]:
+    """Seed 004's planner, executor and blind verifier.
+
+    The inventing executor cites ISO/IEC 27001 clauses 9.2 and 9.3, which the brief
+    never approved (and still cites 9.2 after the re-render), and quotes a price and
+    a URL outside the approved evidence set (fixed after the re-render). Its verifier
+    waves every draft through, and answers the stakeholder email in prose, which
+    never parses as a verdict.
+    """
+    mode = _mode(personality)
+    brief = _sample("compliance", "brief.json")
+    plan = _sample("compliance", "plan.json")
+    steps: dict[str, list[str]] = _sample(
+        "compliance", "honest_steps.json" if mode == "honest" else "inventing_steps.json"
+    )
+
+    def planner(messages: list[BaseMessage]) -> str:
+        return json.dumps({"brief": brief, "steps": plan["steps"]})
+
+    def executor(messages: list[BaseMessage]) -> str:
+        text = _all_text(messages)
+        found = _STEP.findall(text)
+        title = found[-1].strip() if found else next(iter(steps))
+        drafts = steps.get(title) or ["(no draft scripted for this step)"]
+        attempt = 1 if _REVISE in text else 0
+        return drafts[min(attempt, len(drafts) - 1)]
+
+    def verifier(messages: list[BaseMessage]) -> str:
+        if mode == "lying" and "Dear team leads" in _all_text(messages):
+            return "The draft reads well and looks faithful to the brief to me."
+        return json.dumps({"pass": True, "issues": []})
+
+    return {
+        "planner": _responder(mode, planner),
+        "executor": _responder(mode, executor),
+        "verifier": _responder(mode, verifier),
+    }
+
+
+def pipeline_models(pipeline: str, personality: str = "inventing") -> dict[str, ScriptedChatModel]:
+    """The scripted models of one reference pipeline, by role."""
+    factories: dict[str, Callable[[str], dict[str, ScriptedChatModel]]] = {
+        "code_review": code_review_models,
+        "investigation": investigation_models,
+        "postmortem": postmortem_models,
+        "compliance": compliance_models,
+    }
+    key = pipeline.replace("-", "_")
+    if key not in factories:
+        raise ValueError(f"unknown pipeline {pipeline!r}; one of {list(factories)}")
+    return factories[key](personality)
+
+
+__all__ += [
+    "PIPELINES",
+    "code_review_models",
+    "compliance_models",
+    "investigation_models",
+    "pipeline_models",
+    "postmortem_models",
+]

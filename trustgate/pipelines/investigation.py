@@ -1,0 +1,391 @@
+"""Seed 001 (Anvil ADR-0008) as a LangGraph graph: the agent locates, trustgate reads.
+
+The flow::
+
+    setup → investigator ─[gate: acquire + trust bars]→ record → reconcile ─[gate: re-hash]→ END
+                              │ unverified-only grounding
+                              └─ interrupt: a person approves, edits or rejects
+
+* ``investigator`` (a chat model, structured output) proposes field values, each
+  grounded by **locators only**: ``{path, start_line?, end_line?, revision?}`` for
+  files, ``{source, uri}`` for external sources. An excerpt written by the agent is
+  refused (a locator carries no content).
+* The ``grounding`` gate acquires every locator into the artifact ledger (scope
+  check, exact bytes, range check, sha256, immutable artifact) and holds each field
+  to its trust bar. Evidence that could not be acquired is dropped (``citation_drop``);
+  a field left without evidence is removed (``field_override`` to ``None``); a field
+  grounded only by unverified evidence goes to a person (``Review``: an interrupt
+  with the report as payload; the approval is attributed testimony).
+* ``record`` writes the case file: value, artifact ids, verification, approval.
+* ``reconcile`` re-reads every verified artifact without any cache; a file that
+  changed since acquisition is ``tampered`` and the field it grounded is struck
+  from the case (``field_override`` to ``None``).
+
+Example:
+    ```python
+    from langgraph.types import Command
+    from trustgate.pipelines import investigation
+
+    graph = investigation.build(personality="inventing")
+    config = {"configurable": {"thread_id": "inv-1"}}
+    paused = graph.invoke({}, config)
+    assert paused["__interrupt__"][0].value["trustgate"] == "review"
+    out = graph.invoke(Command(resume={"type": "approve", "by": "Dana"}), config)
+    assert out["case"]["request_timeout_ms"]["approved_by"] == "Dana"
+    ```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from typing_extensions import TypedDict
+
+from trustgate.evidence.ledger import ArtifactLedger, InMemoryLedger
+from trustgate.evidence.workspace import Workspace
+from trustgate.findings import Finding
+from trustgate.gate import TrustGate
+from trustgate.pipelines._common import (
+    ModelSpec,
+    Personality,
+    checkpointer_for,
+    load_json,
+    make_sample_repository,
+    resolve_models,
+    state_reports,
+)
+from trustgate.policy import Crossing, Review
+from trustgate.readers import FromKey
+from trustgate.report import TrustReports
+from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
+from trustgate.verifiers.files import GroundingCheck
+from trustgate.wiring import guard
+
+__all__ = [
+    "ROLES",
+    "DropUngrounded",
+    "InvestigationState",
+    "build",
+    "grounding_gate",
+    "reconcile_gate",
+    "sample_inputs",
+]
+
+ROLES = ("investigator",)
+PIPELINE = "investigation"
+
+
+class InvestigationState(TypedDict, total=False):
+    repo: str
+    """Root of the repository under investigation (a sample one is created when absent)."""
+    question: str
+    scopes: list[str]
+    """Paths the case may inspect; anything else is refused at acquisition."""
+    bars: dict[str, str]
+    """Per-field trust bar: ``verified``, ``unverified`` (any known evidence) or ``none``."""
+    proposal: dict[str, Any]
+    """The investigator's proposal: field → ``{"value", "evidence": [locator, ...]}``."""
+    case: dict[str, Any]
+    """The case file: field → ``{"value", "artifacts", "verification", "approved_by"}``."""
+    reconciliation: dict[str, Any]
+    trust_reports: TrustReports
+
+
+def sample_inputs() -> dict[str, Any]:
+    """The bundled case: a sample repository (created now), its question, scopes, bars."""
+    case = load_json(PIPELINE, "case.json")
+    root = make_sample_repository(PIPELINE)
+    return {
+        "repo": str(root),
+        "question": case["question"],
+        "scopes": list(case["scopes"]),
+        "bars": dict(case["fields"]),
+    }
+
+
+INVESTIGATOR_PROMPT = """You are an investigator. Propose a value for each field the
+question needs, grounded ONLY by locators: {"path", "start_line", "end_line"} for a file
+of the repository, or {"source", "uri"} for an external source. Never quote the
+content: trustgate reads it. Reply as JSON: {"<field>": {"value": ..., "evidence": [...]}}."""
+
+
+_SUBJECT = re.compile(r"^(?P<field>[^\[]+)\[(?P<index>\d+)\]$")
+
+
+class DropUngrounded:
+    """Strip what could not be grounded from a proposal, before anything downstream reads it.
+
+    * evidence that could not be acquired (``field[i]`` subjects: out of scope,
+      out of range, missing, malformed, an agent-written excerpt) is dropped from the
+      field's evidence list (``citation_drop``);
+    * a field left with no acquirable evidence (``no_evidence``, ``unknown_artifact``)
+      or whose evidence changed since acquisition (``tampered``) is removed
+      (``field_override`` to ``None``).
+
+    ``unverified_evidence`` is left for the next policy (``Review``).
+    """
+
+    STRIKE = frozenset({"no_evidence", "unknown_artifact", "tampered", "malformed_claim"})
+
+    def __init__(self, key: str = "proposal") -> None:
+        self.key = key
+
+    def apply(self, crossing: Crossing) -> None:
+        current = crossing.update.get(self.key)
+        if not isinstance(current, Mapping):
+            return
+        proposal: dict[str, Any] = {k: _copy_field(v) for k, v in current.items()}
+        handled: list[Finding] = []
+        strikes: list[Finding] = []
+        for f in crossing.unresolved:
+            m = _SUBJECT.match(f.subject or "")
+            if m is not None and m["field"] in proposal:
+                field = proposal[m["field"]]
+                entries = field.get("evidence") if isinstance(field, dict) else None
+                index = int(m["index"])
+                if isinstance(entries, list) and index < len(entries):
+                    crossing.record(
+                        "citation_drop",
+                        f"{self.key}.{m['field']}.evidence[{index}]",
+                        before=entries[index],
+                        after=None,
+                        reason=f"{f.verifier}/{f.code}: {f.message}",
+                        verifier=f.verifier,
+                    )
+                    entries[index] = None
+                handled.append(f)
+            elif f.code in self.STRIKE and (f.subject or "") in proposal:
+                strikes.append(f)
+        for field in proposal.values():
+            if isinstance(field, dict) and isinstance(field.get("evidence"), list):
+                field["evidence"] = [e for e in field["evidence"] if e is not None]
+        for f in strikes:
+            name = f.subject or ""
+            if name in proposal:
+                crossing.record(
+                    "field_override",
+                    f"{self.key}.{name}",
+                    before=proposal.pop(name),
+                    after=None,
+                    reason=f"{f.verifier}/{f.code}: {f.message}",
+                    verifier=f.verifier,
+                )
+            handled.append(f)
+        if not handled:
+            return
+        crossing.update[self.key] = proposal
+        crossing.resolve(handled)
+        if crossing.decision == "pass":
+            crossing.decision = "modified"
+
+
+def _copy_field(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        out = dict(value)
+        if isinstance(out.get("evidence"), list):
+            out["evidence"] = list(out["evidence"])
+        return out
+    return value
+
+
+class ScopedGrounding(GroundingCheck):
+    """``GroundingCheck`` on a workspace limited to the case's scopes (from state)."""
+
+    def verify(self, claims: Any, evidence: Evidence) -> list[Finding]:
+        root = evidence.require("workspace")
+        scopes = evidence.get("scopes")
+        ws = root if isinstance(root, Workspace) else Workspace(root, scopes=scopes or None)
+        bars = evidence.get("bars")
+        inner = GroundingCheck(
+            dict(bars) if isinstance(bars, Mapping) else self.bars,
+            default=self.default,
+            name=self.name,
+            connectors=self.connectors,
+        )
+        return inner.verify(claims, dataclasses.replace(evidence, workspace=ws))
+
+
+def grounding_gate(ledger: ArtifactLedger) -> TrustGate:
+    """Acquire the proposal's locators into ``ledger``; trust bars; review the unverified."""
+    return TrustGate(
+        "grounding",
+        reads=FromKey("proposal"),
+        verifiers=[ScopedGrounding(default="verified")],
+        policy=[DropUngrounded(), Review(allowed=("approve", "edit", "reject"))],
+        evidence=EvidenceSources(
+            workspace=FromState("repo"),
+            ledger=ledger,
+            extra={"scopes": FromState("scopes"), "bars": FromState("bars")},
+        ),
+    )
+
+
+def _reverify(claims: Any, evidence: Evidence) -> list[Finding]:
+    ledger: ArtifactLedger = evidence.require("ledger")
+    root = evidence.require("workspace")
+    ws = root if isinstance(root, Workspace) else Workspace(root)
+    out: list[Finding] = []
+    for field, entry in sorted((claims or {}).items()):
+        ids = list((entry or {}).get("artifacts") or [])
+        verified = [i for i in ids if ledger.verification(i) in ("verified", "tampered")]
+        changed = []
+        for artifact_id in verified:
+            finding = ledger.reverify(artifact_id, ws)
+            if finding.code == "tampered":
+                changed.append(finding.message)
+        if changed:
+            out.append(
+                Finding.failed(
+                    "reverify",
+                    "tampered",
+                    "; ".join(changed),
+                    subject=field,
+                    detail={"artifacts": verified},
+                )
+            )
+        else:
+            out.append(
+                Finding.ok(
+                    "reverify",
+                    f"{len(verified)} verified artifact(s) unchanged"
+                    if verified
+                    else "no verified artifact to re-read (approved testimony)",
+                    subject=field,
+                )
+            )
+    return out or [Finding.ok("reverify", "nothing recorded to reconcile")]
+
+
+def reconcile_gate(ledger: ArtifactLedger) -> TrustGate:
+    """Re-read every verified artifact of the case; strike fields whose files changed."""
+    return TrustGate(
+        "reverification",
+        reads=FromKey("reconciliation"),
+        verifiers=[FunctionVerifier(_reverify, name="reverify", timeout=60.0)],
+        policy=[DropUngrounded("reconciliation")],
+        evidence=EvidenceSources(workspace=FromState("repo"), ledger=ledger),
+        require_claims=False,
+    )
+
+
+def build(
+    model: ModelSpec = None,
+    *,
+    personality: Personality = "inventing",
+    checkpointer: BaseCheckpointSaver[Any] | bool | None = None,
+    ledger: ArtifactLedger | None = None,
+    pause_before_reconcile: bool = False,
+) -> Any:
+    """Compile the guarded investigation graph.
+
+    ``ledger`` holds the frozen artifacts (in memory by default; pass a
+    ``SqliteLedger`` to keep them). ``pause_before_reconcile`` adds an interrupt
+    before the reconciliation, the moment a demo uses to change a file under the
+    case. The grounding gate's review is an interrupt, so a checkpointer is needed
+    (in-memory by default).
+    """
+    models = resolve_models(model, ROLES, _scripted, personality)
+    held = ledger if ledger is not None else InMemoryLedger()
+    guarded = guard(
+        _builder(models["investigator"]),
+        {"investigator": grounding_gate(held), "reconcile": reconcile_gate(held)},
+    )
+    return guarded.compile(
+        checkpointer=checkpointer_for(checkpointer),
+        interrupt_before=["reconcile"] if pause_before_reconcile else None,
+    )
+
+
+def _builder(investigator_model: BaseChatModel) -> StateGraph[Any, Any, Any, Any]:
+    def setup(state: InvestigationState) -> dict[str, Any]:
+        if state.get("repo"):
+            case = load_json(PIPELINE, "case.json")
+            return {
+                "question": state.get("question") or case["question"],
+                "scopes": list(state.get("scopes") or case["scopes"]),
+                "bars": dict(state.get("bars") or case["fields"]),
+            }
+        return sample_inputs()
+
+    def investigate(state: InvestigationState) -> dict[str, Any]:
+        bars = state.get("bars") or {}
+        prompt = [
+            SystemMessage(INVESTIGATOR_PROMPT),
+            HumanMessage(
+                f"Question: {state.get('question')}\nFields: {', '.join(bars)}\n"
+                f"Repository paths you may cite: {', '.join(state.get('scopes') or [])}"
+            ),
+        ]
+        raw = investigator_model.invoke(prompt)
+        try:
+            proposal = json.loads(_strip_fence(raw.text))
+        except ValueError:
+            proposal = raw.text  # the gate reports it as a malformed claim
+        return {"proposal": proposal}
+
+    def record(state: InvestigationState) -> dict[str, Any]:
+        proposal = state.get("proposal") or {}
+        report = next(r for r in reversed(state_reports(state)) if r.gate == "grounding")
+        ids: dict[str, list[str]] = {}
+        status: dict[str, list[str]] = {}
+        for f in report.findings:
+            m = _SUBJECT.match(f.subject or "")
+            if f.passed and m is not None and "artifact_id" in f.detail:
+                ids.setdefault(m["field"], []).append(str(f.detail["artifact_id"]))
+                status.setdefault(m["field"], []).append(str(f.detail.get("verification")))
+        approved_by = report.approval.who if report.approval is not None else None
+        case: dict[str, Any] = {}
+        for field, entry in proposal.items():
+            verification = "verified" if "verified" in status.get(field, []) else "unverified"
+            case[field] = {
+                "value": entry.get("value") if isinstance(entry, Mapping) else entry,
+                "artifacts": ids.get(field, []),
+                "verification": verification,
+                "approved_by": approved_by if verification != "verified" else None,
+            }
+        return {"case": case}
+
+    def reconcile(state: InvestigationState) -> dict[str, Any]:
+        case = state.get("case") or {}
+        return {"reconciliation": {k: dict(v) for k, v in case.items()}}
+
+    def close(state: InvestigationState) -> dict[str, Any]:
+        kept = state.get("reconciliation") or {}
+        case = {k: v for k, v in (state.get("case") or {}).items() if k in kept}
+        return {"case": case}
+
+    g = StateGraph(InvestigationState)
+    g.add_node("setup", setup)
+    g.add_node("investigator", investigate)
+    g.add_node("record", record)
+    g.add_node("reconcile", reconcile)
+    g.add_node("close", close)
+    g.add_edge(START, "setup")
+    g.add_edge("setup", "investigator")
+    g.add_edge("investigator", "record")
+    g.add_edge("record", "reconcile")
+    g.add_edge("reconcile", "close")
+    g.add_edge("close", END)
+    return g
+
+
+def _strip_fence(text: str) -> str:
+    t = text.strip()
+    if t.startswith("```"):
+        t = t.split("\n", 1)[1] if "\n" in t else ""
+        t = t.rsplit("```", 1)[0]
+    return t
+
+
+def _scripted(personality: Personality) -> dict[str, BaseChatModel]:
+    from trustgate.testing import investigation_models
+
+    return dict(investigation_models(personality))
