@@ -173,16 +173,29 @@ def add_reports(left: Sequence[Any] | None, right: Any) -> list[Report]:
 
 
 class ReportLog(BinaryOperatorAggregate[list[Report]]):
-    """The ``trust_reports`` channel: an append log checkpointed as plain JSON dicts."""
+    """The ``trust_reports`` channel: an append log checkpointed as plain JSON dicts.
+
+    The JSON form of each report is computed once and reused: LangGraph snapshots
+    every channel at every step, and the log only ever grows.
+    """
 
     def __init__(self, typ: Any = list, operator: Any = add_reports) -> None:
         super().__init__(list, add_reports)
+        self._json_src: list[Report] = []
+        self._json: list[dict[str, Any]] = []
 
     def checkpoint(self) -> Any:
         value: Any = super().checkpoint()
         if not isinstance(value, list):
             return value
-        return [Report.coerce(r).to_json_dict() for r in value]
+        src, done = self._json_src, 0
+        while done < len(src) and done < len(value) and value[done] is src[done]:
+            done += 1
+        if done == len(value) == len(src):
+            return self._json
+        self._json = self._json[:done] + [Report.coerce(r).to_json_dict() for r in value[done:]]
+        self._json_src = list(value)
+        return self._json
 
     def from_checkpoint(self, checkpoint: Any) -> Self:
         restored = super().from_checkpoint(checkpoint)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import uuid
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -65,6 +66,7 @@ _NO_RETRY = RetryPolicy(max_attempts=1, retry_on=_never_retry)
 # --- internals check -----------------------------------------------------------------
 
 
+@functools.cache
 def _internals() -> tuple[Any, Any, Any, Any, Any, Any]:
     try:
         from langgraph._internal._constants import (
