@@ -76,13 +76,24 @@ def _ensure_user() -> str | None:
         pwd.getpwnam(PG_USER)
     except KeyError:
         useradd = shutil.which("useradd") or "/usr/sbin/useradd"
-        proc = subprocess.run(
-            [useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", PG_USER],
-            capture_output=True,
-            text=True,
-        )
+        if not Path(useradd).exists():
+            useradd = "useradd"
+        try:
+            proc = subprocess.run(
+                [useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", PG_USER],
+                capture_output=True,
+                text=True,
+            )
+        except OSError as exc:
+            proc = subprocess.CompletedProcess([useradd], 127, "", str(exc))
         if proc.returncode not in (0, 9):  # 9: already exists (a concurrent creator)
-            raise PgUnavailable(f"cannot create user {PG_USER}: {proc.stderr.strip()}") from None
+            try:  # no useradd on this machine: any unprivileged account will do
+                pwd.getpwnam("nobody")
+            except KeyError:
+                raise PgUnavailable(
+                    f"cannot create user {PG_USER} ({proc.stderr.strip()}) and no 'nobody'"
+                ) from None
+            return "nobody"
     return PG_USER
 
 
@@ -127,7 +138,9 @@ def temp_postgres() -> Iterator[TempPostgres]:
     """Start a throwaway PostgreSQL server; stop it and delete its files on exit."""
     initdb, pg_ctl = _tool("initdb"), _tool("pg_ctl")
     user = _ensure_user()
-    root = Path(tempfile.mkdtemp(prefix="trustgate-pg-"))
+    # as root, a directory the unprivileged user can traverse (TMPDIR may be private)
+    base = "/tmp" if user is not None and Path("/tmp").is_dir() else None
+    root = Path(tempfile.mkdtemp(prefix="trustgate-pg-", dir=base))
     started = False
     try:
         os.chmod(root, 0o700)

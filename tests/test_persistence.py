@@ -205,3 +205,49 @@ async def test_aconnect_gives_async_savers(url: str) -> None:
         logged = await db.ahistory(thread="a1")
         assert [r.id for r in logged] == [r.id for r in in_state]
         assert [r.decision for r in logged] == ["modified", "pass"]
+
+
+# -- the throwaway server ------------------------------------------------------------
+
+
+def test_unavailable_server_fails_under_ci_and_skips_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pg import _unavailable
+
+    monkeypatch.setenv("CI", "1")
+    with pytest.raises(pytest.fail.Exception, match="must run under CI"):
+        _unavailable("no initdb")
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="no PostgreSQL server"):
+        _unavailable("no initdb")
+
+
+def test_temp_postgres_runs_unprivileged_on_localhost_and_cleans_up() -> None:
+    import os
+    import socket
+
+    import psycopg
+    from pg import PG_USER, temp_postgres
+
+    try:
+        cm = temp_postgres()
+        server = cm.__enter__()
+    except Exception as exc:  # same policy as the fixture: fail under CI, else skip
+        from pg import _unavailable
+
+        _unavailable(str(exc))
+        raise
+    try:
+        with psycopg.connect(server.url) as c:
+            row = c.execute("SELECT current_setting('listen_addresses')").fetchone()
+            assert row is not None and row[0] == "127.0.0.1"
+        owner = server.root.stat().st_uid
+        if os.geteuid() == 0:
+            assert owner != 0 and server.user in (PG_USER, "nobody")  # never runs as root
+        root, port = server.root, server.port
+    finally:
+        cm.__exit__(None, None, None)
+    assert not root.exists()
+    with socket.socket() as s:
+        assert s.connect_ex(("127.0.0.1", port)) != 0  # stopped
