@@ -184,3 +184,64 @@ def test_guarded_graph_checkpoints_under_strict_msgpack(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "OK" in proc.stdout
+
+
+def test_halt_never_retried_nor_caught_by_graph_defaults() -> None:
+    from langgraph.types import RetryPolicy
+
+    calls: list[int] = []
+
+    def counting(claims: Any, evidence: Evidence) -> list[Finding]:
+        calls.append(1)
+        return [Finding.failed("replay", "content_mismatch", "invented")]
+
+    gate = TrustGate(
+        "inspector",
+        reads=FromKey("review", model=Review),
+        verifiers=[FunctionVerifier(counting, name="replay")],
+        policy=Halt(),
+    )
+    handled: list[str] = []
+    g = reviewer_graph(lying_model(LIE))
+    g.set_node_defaults(
+        retry_policy=RetryPolicy(max_attempts=5, initial_interval=0.01, retry_on=lambda e: True),
+        error_handler=lambda state: handled.append("caught") or {},
+    )
+    app = guard(g, {"reviewer": gate}).compile()
+    with pytest.raises(GateHalted):
+        app.invoke({"log": []})
+    assert calls == [1]  # one inspection, no retry of the gate or the halt
+    assert handled == []  # a user's default error handler does not swallow a halt
+
+
+def test_several_gates_on_one_node_and_guard_twice() -> None:
+    from trustgate.policy import Override
+
+    first = inspector()
+    second = TrustGate(
+        "verdict_words",
+        reads=FromKey("review", model=Review),
+        verifiers=[
+            FunctionVerifier(
+                lambda c, e: [
+                    Finding.ok("words")
+                    if c.verdict in ("APPROVE", "REQUEST_CHANGES")
+                    else Finding.failed("words", "unknown_verdict", c.verdict)
+                ],
+                name="words",
+            )
+        ],
+        policy=Override("review.verdict", "REQUEST_CHANGES"),
+    )
+    model = lying_model({**TRUTH, "verdict": "LGTM"}, repeat_last=True)
+    once = guard(reviewer_graph(model), {"reviewer": [first, second]})
+    out = once.compile().invoke({"log": []})
+    assert out["review"].verdict == "REQUEST_CHANGES"
+    assert [(r.gate, r.decision) for r in out["trust_reports"]] == [
+        ("inspector", "pass"),
+        ("verdict_words", "modified"),
+    ]
+    twice = guard(once, {"publish": TrustGate("publish_gate", reads="log", require_claims=False)})
+    assert {"inspector", "publish_gate"} <= set(twice.nodes)
+    out2 = twice.compile().invoke({"log": []})
+    assert [r.gate for r in out2["trust_reports"]] == ["inspector", "verdict_words", "publish_gate"]
