@@ -339,3 +339,56 @@ async def test_200_concurrent_runs_keep_their_own_reports() -> None:
         assert out["review"].verdict == ("APPROVE" if n % 2 else "REQUEST_CHANGES")
     stored = await asyncio.gather(*(app.aget_state(cfg(f"t{n}")) for n in range(200)))
     assert all(len(s.values["trust_reports"]) == 1 for s in stored)
+
+
+def test_held_command_send_is_reissued_on_release_only() -> None:
+    def reviewer(state: State) -> Command[Any]:
+        data = TRUTH if state.get("rounds") else LIE
+        return Command(update={"review": Review(**data)}, goto=[Send("notify", {"who": "a"})])  # type: ignore[arg-type]
+
+    def notify(arg: dict[str, str]) -> dict[str, Any]:
+        return {"log": [f"notified:{arg['who']}"]}
+
+    g = StateGraph(State)
+    g.add_node("reviewer", reviewer)
+    g.add_node("notify", notify)
+    g.add_edge(START, "reviewer")
+    ok = guard(g, {"reviewer": inspector(Halt())}).compile()
+    assert ok.invoke({"log": [], "rounds": 1})["log"] == ["notified:a"]
+    bad = guard(g, {"reviewer": inspector(Halt())}).compile(checkpointer=InMemorySaver())
+    with pytest.raises(GateHalted):
+        bad.invoke({"log": []}, cfg("send"))
+    assert bad.get_state(cfg("send")).values["log"] == []
+
+
+def test_rerender_feedback_as_message() -> None:
+    from trustgate.policy import Rerender
+    from trustgate.readers import LastAIText
+
+    class Chat(TypedDict, total=False):
+        messages: Annotated[list[AnyMessage], add_messages]
+        trust_reports: TrustReports
+
+    model = lying_model("Per ISO 27001 9.2.", "Per the approved control A.5.9.")
+
+    def writer(state: Chat) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    def contract(claims: Any, evidence: Evidence) -> list[Finding]:
+        if "9.2" in claims:
+            return [Finding.failed("contract", "invented_citation", "9.2 is not approved")]
+        return [Finding.ok("contract")]
+
+    gate = TrustGate(
+        "blind",
+        reads=LastAIText(),
+        verifiers=[FunctionVerifier(contract, name="contract")],
+        policy=Rerender(to="writer", issues_key=None, as_message=True),
+    )
+    g = StateGraph(Chat)
+    g.add_node("writer", writer)
+    g.add_edge(START, "writer")
+    out = guard(g, {"writer": gate}).compile().invoke({"messages": [HumanMessage("draft")]})
+    assert "9.2 is not approved" in str(model.calls[1][-1].content)
+    assert out["messages"][-1].content == "Per the approved control A.5.9."
+    assert [r.decision for r in out["trust_reports"]] == ["rerender", "pass"]
