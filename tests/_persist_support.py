@@ -19,7 +19,7 @@ from typing_extensions import TypedDict
 
 from trustgate.findings import Finding
 from trustgate.gate import TrustGate
-from trustgate.policy import Override, Review
+from trustgate.policy import Halt, Override, Review
 from trustgate.report import TrustReports
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 from trustgate.wiring import guard
@@ -88,7 +88,7 @@ def build_graph(
         "checker",
         reads="text",
         verifiers=[_check(marker, sleep)],
-        policy=Review() if policy == "review" else Override("text", "[removed]"),
+        policy={"review": Review(), "halt": Halt()}.get(policy, Override("text", "[removed]")),
     )
     return guard(g, {"writer": gate})
 

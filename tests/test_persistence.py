@@ -24,8 +24,16 @@ from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from langgraph.store.sqlite import AsyncSqliteStore, SqliteStore
 
 import trustgate
-from trustgate import ConfigurationError, InputError, PostgresLedger, SqliteLedger
+from trustgate import (
+    ConfigurationError,
+    InputError,
+    Locator,
+    PostgresLedger,
+    SqliteLedger,
+    Workspace,
+)
 from trustgate.cli import main
+from trustgate.errors import GateHalted
 from trustgate.persistence import DEFAULT_DATABASE, ENV_VAR, parse_since, resolve_url
 
 
@@ -184,6 +192,28 @@ def test_history_cli(url: str, capsys: pytest.CaptureFixture[str]) -> None:
 def test_history_cli_without_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["history", "--database", str(tmp_path / "missing.db")]) == 2
     assert "no trustgate database" in capsys.readouterr().err
+
+
+def test_halted_crossing_is_logged(url: str) -> None:
+    with trustgate.connect(url) as db:
+        app = build_graph(policy="halt").compile(checkpointer=db.checkpointer)
+        with pytest.raises(GateHalted) as info:
+            app.invoke({"text": LIE, "log": []}, cfg("halt"))
+        (logged,) = db.history(thread="halt")
+        assert logged.id == info.value.report.id
+        assert logged.decision == "halted" and not logged.released
+
+
+def test_ledger_lives_in_the_same_database(url: str, tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    art = Workspace(root).acquire(Locator(path="a.py", start_line=1, end_line=1))
+    with trustgate.connect(url) as db:
+        assert db.ledger.put(art) == art
+    with trustgate.connect(url) as again:  # another connection, e.g. another worker
+        assert again.ledger.get(art.id) == art
+        assert list(again.ledger) == [art]
 
 
 # -- the async path ------------------------------------------------------------------
