@@ -188,3 +188,18 @@ async def test_astream_and_events() -> None:
     honest = [e async for e in astream_events(fresh, {"messages": [HumanMessage("go")]})]
     chunks = [e for e in honest if e["event"] == "on_chat_model_stream"]
     assert "".join(str(e["data"]["chunk"].content) for e in chunks) == HONEST
+
+
+def test_task_and_debug_views_do_not_show_held_input() -> None:
+    app = app_for(lying_model(LIE), Halt())
+    seen: list[Any] = []
+    with pytest.raises(GateHalted):
+        for part in stream(
+            app, {"messages": [HumanMessage("go")]}, stream_mode=["tasks", "debug", "messages"]
+        ):
+            seen.append(part)
+    text = repr(seen)
+    assert "__trustgate" not in text
+    # the lie appears only inside reports (their claims are the record of what was refused)
+    leaks = [p for p in seen if "for audits" in repr(p) and "trust_reports" not in repr(p)]
+    assert leaks == []

@@ -26,6 +26,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 
 from trustgate.report import Report
+from trustgate.wiring import HALT_NODE
 
 __all__ = ["astream", "astream_events", "stream"]
 
@@ -104,6 +105,17 @@ class _Holder:
             self.replace[(ns, report.gate)] = meta
         return []
 
+    def task(self, data: Any, mode: str) -> Any:
+        """Task views show a task's input: a gate's input is the held, unreleased update."""
+        payload = data.get("payload") if mode == "debug" and isinstance(data, Mapping) else data
+        if not isinstance(payload, Mapping) or "input" not in payload:
+            return data
+        name = payload.get("name")
+        if name not in self.gates and name != HALT_NODE:
+            return data
+        clean = {k: v for k, v in payload.items() if k != "input"}
+        return {**data, "payload": clean} if mode == "debug" else clean
+
     def update(self, ns: tuple[str, ...], data: Any) -> list[Any]:
         out: list[Any] = []
         if not isinstance(data, Mapping):
@@ -157,6 +169,8 @@ def _process(
         replaced = holder.update(ns, data)
         emitted.append(("updates", data))
         emitted += [("messages", d) for d in replaced]
+    elif mode in ("tasks", "debug"):
+        emitted.append((mode, holder.task(data, mode)))
     else:
         emitted.append((mode, data))
     out = []
