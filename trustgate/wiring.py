@@ -646,7 +646,7 @@ def _insert(
             HALT_NODE,
             cast(Any, _halt),
             input_schema=_HALT_SCHEMA,
-            metadata={"trustgate": {"halt": True}},
+            metadata={"trustgate_halt": True},
             retry_policy=_NO_RETRY,
         )
         builder.nodes[HALT_NODE] = dataclasses.replace(
