@@ -1,0 +1,1 @@
+"""Lexicons for the draft rules, shipped as package data (see causal.txt for the format)."""

@@ -1,0 +1,563 @@
+"""Seed 002's postmortem verifier: delete what the record cannot back, leave a gap.
+
+A drafting model is asked to cite every claim to a line of the pasted record with
+markers like ``[[12]]``, ``[[12, 14]]`` or ``[[12]][[14]]``. Asking is a request;
+this module is the control. It runs after the model has spoken, sentence by
+sentence, and applies the draft rules (:mod:`trustgate.verifiers.rules`):
+
+* a causal sentence without a valid citation is **deleted**;
+* a hedged sentence is **deleted even when cited** (a hedge is a guess wearing a hat);
+* a citation to an id the record does not have is **removed** and reported: an id no
+  reader can open is indistinguishable from no evidence;
+* plain descriptions survive uncited: a description is not a cause.
+
+Deleted, not flagged: a warning does not travel with a copy-paste. Where sentences
+were deleted, a visually distinct gap block stands in the hole, with a question that
+cannot suggest the answer (:mod:`trustgate.verifiers.gaps`). A person's answer goes
+back in with :func:`answer_gap` as attributed testimony, never as a cited fact.
+
+Everything here is deterministic: no clock, no network, no model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from trustgate.errors import ConfigurationError, InputError
+from trustgate.evidence.record import Record
+from trustgate.findings import Finding
+from trustgate.verifiers.gaps import GAP_LABEL, gap_question, testimony_text
+from trustgate.verifiers.rules import DEFAULT_RULES, DraftSentence, SentenceRule, normalise
+from trustgate.verifiers.segment import Segment, segment
+
+__all__ = [
+    "MAX_DRAFT_CHARS",
+    "DraftVerdict",
+    "Gap",
+    "InvalidCitation",
+    "KeptSentence",
+    "Removal",
+    "Testimony",
+    "answer_gap",
+    "verify_draft",
+]
+
+VERIFIER = "draft"
+MAX_DRAFT_CHARS = 32 * 1024 * 1024
+"""Drafts longer than this (in characters) are refused rather than half-checked."""
+
+_MARKER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
+_OPEN = re.compile(r"\[\[")
+_SPACE_BEFORE = re.compile(r"[ \t]+\Z")
+
+
+class KeptSentence(BaseModel):
+    """A sentence (or heading, list item, table row) that stands in the output."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    """As it reads in the output (invalid markers already removed)."""
+    start: int
+    """Offset of the sentence in the original draft."""
+    end: int
+    kind: str
+    cited: tuple[str, ...] = ()
+    """Valid record ids it cites."""
+
+
+class Removal(BaseModel):
+    """A sentence the verifier deleted, the rule that deleted it, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sentence: str
+    rule: str
+    """Name of the first rule (in the order given) that deleted the sentence."""
+    code: str
+    """The finding code of that rule (``uncited_causal``, ``hedged``, ...)."""
+    reason: str
+    rules: tuple[str, ...]
+    """Every rule that would have deleted it."""
+    cited: tuple[str, ...] = ()
+    """Valid record ids it cited (a hedge is deleted even when cited)."""
+    start: int
+    end: int
+    gap_id: str
+
+
+class Gap(BaseModel):
+    """An open question standing where deleted sentences were.
+
+    ``block`` is the exact text inserted at ``position`` of the verdict's ``text``;
+    ``replaced`` is the span of the original draft it stands in for (the deleted
+    sentences and the spaces between them, nothing else).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    question: str
+    position: int
+    anchor: str | None = None
+    """The kept sentence or heading the question is built from, if any."""
+    anchor_ids: tuple[str, ...] = ()
+    """Record ids the anchor cites: where a person starts looking."""
+    block: str
+    replaced: tuple[int, int]
+
+
+class InvalidCitation(BaseModel):
+    """A citation marker that is not evidence: an unknown id or a malformed marker."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    marker: str
+    sentence: str
+    start: int
+    """Offset of the marker in the original draft."""
+    malformed: bool = False
+    """True for an unclosed ``[[``: left in the text, reported, never evidence."""
+
+
+class Testimony(BaseModel):
+    """A person's answer to a gap, in the text as attributed testimony."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gap_id: str
+    author: str
+    answer: str
+    text: str
+    position: int
+
+
+class DraftVerdict(BaseModel):
+    """The redacted draft and an account of every change made to it.
+
+    Example:
+        ```python
+        from trustgate import Record, verify_draft
+
+        record = Record.from_text("14:02 checkout p99 9.2s\\n14:05 deploy 4411 rolled back\\n")
+        verdict = verify_draft(
+            "Checkout latency rose to 9.2 seconds at 14:02. [[1]] "
+            "The deploy exhausted the connection pool.",
+            record,
+        )
+        assert "exhausted" not in verdict.text
+        assert verdict.removed[0].rule == "causal"
+        assert "Open question" in verdict.text
+        ```
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    kept: tuple[KeptSentence, ...] = ()
+    removed: tuple[Removal, ...] = ()
+    gaps: tuple[Gap, ...] = ()
+    """Open gaps (a gap answered with :func:`answer_gap` moves to ``testimony``)."""
+    invalid_citations: tuple[InvalidCitation, ...] = ()
+    testimony: tuple[Testimony, ...] = ()
+
+    @property
+    def clean(self) -> bool:
+        """Nothing was deleted and every marker named a line of the record."""
+        return not self.removed and not self.invalid_citations
+
+    @property
+    def findings(self) -> list[Finding]:
+        """One blocking finding per deletion and per invalid marker; none when clean."""
+        out: list[Finding] = []
+        for r in self.removed:
+            out.append(
+                Finding.failed(
+                    VERIFIER,
+                    r.code,
+                    f"deleted by rule {r.rule!r}: {r.reason}",
+                    subject=_excerpt(r.sentence),
+                    detail={
+                        "rule": r.rule,
+                        "rules": list(r.rules),
+                        "sentence": r.sentence,
+                        "cited": list(r.cited),
+                        "gap": r.gap_id,
+                    },
+                )
+            )
+        for c in self.invalid_citations:
+            if c.malformed:
+                code, msg = "malformed_citation", f"unclosed citation marker {c.marker!r}"
+            else:
+                code = "invalid_citation"
+                msg = f"[[{c.id}]] names no line of the record: removed, never evidence"
+            out.append(
+                Finding.failed(
+                    VERIFIER,
+                    code,
+                    msg,
+                    subject=c.id or c.marker,
+                    detail={"marker": c.marker, "sentence": c.sentence},
+                )
+            )
+        return out
+
+
+def _excerpt(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _as_record(record: Any) -> Record:
+    if isinstance(record, Record):
+        return record
+    if isinstance(record, Mapping):
+        return Record(lines=dict(record))
+    raise InputError(f"record must be a trustgate Record, not {type(record).__name__}")
+
+
+def _check_rules(rules: Any) -> tuple[SentenceRule, ...]:
+    if isinstance(rules, SentenceRule):
+        return (rules,)
+    if not isinstance(rules, Iterable) or isinstance(rules, (str, bytes)):
+        raise ConfigurationError("rules must be a sequence of SentenceRule")
+    out = tuple(rules)
+    for rule in out:
+        if not isinstance(rule, SentenceRule):
+            raise ConfigurationError(f"not a SentenceRule: {rule!r}")
+    return out
+
+
+class _Unit:
+    """Working state for one non-code segment."""
+
+    __slots__ = ("cited", "edits", "reasons", "seg", "text")
+
+    def __init__(self, seg: Segment, text: str) -> None:
+        self.seg = seg
+        self.text = text
+        self.cited: tuple[str, ...] = ()
+        self.edits: list[tuple[int, int, str]] = []  # marker rewrites, draft offsets
+        self.reasons: list[tuple[SentenceRule, str]] = []
+
+
+def _citations(
+    unit: _Unit, lines: Mapping[str, str], invalid: list[InvalidCitation]
+) -> tuple[str, ...]:
+    """Parse the unit's markers: valid ids, and the rewrites that drop invalid ones."""
+    raw = unit.text
+    base = unit.seg.start
+    cited: list[str] = []
+    closed: list[tuple[int, int]] = []
+    for m in _MARKER.finditer(raw):
+        closed.append(m.span())
+        ids = [part.strip() for part in m.group(1).split(",")]
+        good = [i for i in ids if i and i in lines]
+        bad = [i for i in ids if not (i and i in lines)]
+        for i in good:
+            if i not in cited:
+                cited.append(i)
+        if not bad:
+            continue
+        for i in bad:
+            invalid.append(
+                InvalidCitation(id=i, marker=m.group(), sentence=raw, start=base + m.start())
+            )
+        if good:
+            unit.edits.append((base + m.start(), base + m.end(), "[[" + ", ".join(good) + "]]"))
+        else:
+            lead = _SPACE_BEFORE.search(raw, 0, m.start())
+            start = lead.start() if lead is not None else m.start()
+            unit.edits.append((base + start, base + m.end(), ""))
+    for o in _OPEN.finditer(raw):
+        if not any(s <= o.start() < e for s, e in closed):
+            frag = raw[o.start() : o.start() + 24].split("\n", 1)[0]
+            invalid.append(
+                InvalidCitation(
+                    id="", marker=frag, sentence=raw, start=base + o.start(), malformed=True
+                )
+            )
+    return tuple(cited)
+
+
+def _gap_block(draft: str, start: int, end: int, kind: str, question: str) -> tuple[int, int, str]:
+    """Where the gap goes and what it reads, so it renders as its own block.
+
+    Returns the span of the draft it replaces (the deleted sentences plus the
+    horizontal spaces that only separated them from a neighbour) and the block.
+    """
+    if kind != "sentence":  # list item, heading, table row: stay inside the structure
+        return start, end, f"{GAP_LABEL} {question}"
+    line_start = draft.rfind("\n", 0, start) + 1
+    nl = draft.find("\n", end)
+    line_end = len(draft) if nl < 0 else nl
+    prefix = suffix = ""
+    if draft[line_start:start].strip():
+        while start > line_start and draft[start - 1] in " \t":
+            start -= 1
+        prefix = "\n\n"
+    elif line_start > 0:
+        prev_start = draft.rfind("\n", 0, line_start - 1) + 1
+        if draft[prev_start : line_start - 1].strip():
+            prefix = "\n"
+    if draft[end:line_end].strip():
+        while end < line_end and draft[end] in " \t":
+            end += 1
+        suffix = "\n\n"
+    elif nl >= 0:
+        nxt = draft.find("\n", nl + 1)
+        if draft[nl + 1 : len(draft) if nxt < 0 else nxt].strip():
+            suffix = "\n"
+    return start, end, f"{prefix}> {GAP_LABEL} {question}{suffix}"
+
+
+def verify_draft(
+    draft: str,
+    record: Record | Mapping[str, str],
+    rules: Sequence[SentenceRule] = DEFAULT_RULES,
+    *,
+    max_chars: int = MAX_DRAFT_CHARS,
+) -> DraftVerdict:
+    """Check ``draft`` against ``record``: delete, discard, and leave gaps.
+
+    ``rules`` run in order on every sentence outside fenced code; the first that
+    objects names the removal (``Removal.rules`` lists all that objected). An empty
+    draft is returned as it is, clean.
+
+    Example:
+        ```python
+        from trustgate import FiguresRule, DEFAULT_RULES, Record, verify_draft
+
+        record = Record.from_text("14:02 checkout p99 latency 9.2 seconds\\n")
+        verdict = verify_draft(
+            "Latency rose to 12 seconds at 14:02. [[1]] It was probably the cache. [[7]]",
+            record,
+            rules=(*DEFAULT_RULES, FiguresRule()),
+        )
+        assert [r.rule for r in verdict.removed] == ["figures", "hedge"]
+        assert [c.id for c in verdict.invalid_citations] == ["7"]
+        ```
+    """
+    if not isinstance(draft, str):
+        raise InputError(f"draft must be str, not {type(draft).__name__}")
+    if len(draft) > max_chars:
+        raise InputError(f"draft is {len(draft)} characters; the limit is {max_chars}")
+    rec = _as_record(record)
+    ruleset = _check_rules(rules)
+    lines = rec.lines
+
+    invalid: list[InvalidCitation] = []
+    units: list[_Unit] = []
+    for seg in segment(draft):
+        if seg.kind == "code":
+            continue  # fenced code passes through: never scanned, never deleted
+        unit = _Unit(seg, draft[seg.start : seg.end])
+        if "[[" in unit.text:
+            unit.cited = _citations(unit, lines, invalid)
+        view = DraftSentence(
+            text=unit.text,
+            plain=_MARKER.sub("", unit.text) if "[[" in unit.text else unit.text,
+            normalised=normalise(unit.text),
+            cited=unit.cited,
+            invalid=(),
+            kind=seg.kind,
+            record=rec,
+        )
+        for rule in ruleset:
+            reason = rule.check(view)
+            if reason is not None:
+                unit.reasons.append((rule, reason))
+        units.append(unit)
+
+    # Group deleted units into runs (consecutive, same block): one gap per run.
+    runs: list[list[int]] = []
+    for i, unit in enumerate(units):
+        if not unit.reasons:
+            continue
+        if runs and runs[-1][-1] == i - 1 and units[i - 1].seg.block == unit.seg.block:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+
+    removed: list[Removal] = []
+    gaps_spec: list[tuple[int, int, str, str, str | None, tuple[str, ...], str]] = []
+    for n, run in enumerate(runs, start=1):
+        gap_id = f"gap-{n}"
+        first = units[run[0]]
+        anchor_unit = _anchor(units, run[0])
+        anchor_text = None
+        anchor_ids: tuple[str, ...] = ()
+        if anchor_unit is not None:
+            anchor_text = _MARKER.sub("", anchor_unit.text).strip()
+            anchor_ids = anchor_unit.cited
+        question = gap_question(anchor_text)
+        start, end, block = _gap_block(
+            draft, first.seg.start, units[run[-1]].seg.end, first.seg.kind, question
+        )
+        gaps_spec.append((start, end, block, gap_id, anchor_text, anchor_ids, question))
+        for i in run:
+            u = units[i]
+            rule, reason = u.reasons[0]
+            removed.append(
+                Removal.model_construct(
+                    sentence=u.text,
+                    rule=rule.name,
+                    code=rule.code,
+                    reason=reason,
+                    rules=tuple(r.name for r, _ in u.reasons),
+                    cited=u.cited,
+                    start=u.seg.start,
+                    end=u.seg.end,
+                    gap_id=gap_id,
+                )
+            )
+
+    # Assemble the output: the draft, with runs replaced by gap blocks and invalid
+    # markers dropped from kept sentences. Nothing else changes.
+    edits: list[tuple[int, int, str, int]] = []  # start, end, text, gap index or -1
+    for g, spec in enumerate(gaps_spec):
+        edits.append((spec[0], spec[1], spec[2], g))
+    kept: list[KeptSentence] = []
+    for unit in units:
+        if unit.reasons:
+            continue
+        text = unit.text
+        if unit.edits:
+            for s, e, rep in unit.edits:
+                edits.append((s, e, rep, -1))
+            text = _apply(
+                unit.text, [(s - unit.seg.start, e - unit.seg.start, r) for s, e, r in unit.edits]
+            )
+        kept.append(
+            KeptSentence.model_construct(
+                text=text,
+                start=unit.seg.start,
+                end=unit.seg.end,
+                kind=unit.seg.kind,
+                cited=unit.cited,
+            )
+        )
+    edits.sort(key=lambda e: e[0])
+    pieces: list[str] = []
+    gaps: list[Gap] = []
+    pos = 0
+    out_len = 0
+    for s, e, rep, g in edits:
+        chunk = draft[pos:s]
+        pieces.append(chunk)
+        out_len += len(chunk)
+        if g >= 0:
+            start, end, block, gap_id, anchor_text, anchor_ids, question = gaps_spec[g]
+            gaps.append(
+                Gap(
+                    id=gap_id,
+                    question=question,
+                    position=out_len,
+                    anchor=anchor_text,
+                    anchor_ids=anchor_ids,
+                    block=block,
+                    replaced=(start, end),
+                )
+            )
+        pieces.append(rep)
+        out_len += len(rep)
+        pos = e
+    pieces.append(draft[pos:])
+    return DraftVerdict.model_construct(
+        text="".join(pieces),
+        kept=tuple(kept),
+        removed=tuple(removed),
+        gaps=tuple(gaps),
+        invalid_citations=tuple(invalid),
+        testimony=(),
+    )
+
+
+def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
+    out: list[str] = []
+    pos = 0
+    for s, e, rep in sorted(edits):
+        out.append(text[pos:s])
+        out.append(rep)
+        pos = e
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _anchor(units: list[_Unit], first: int) -> _Unit | None:
+    """The nearest preceding kept unit in the same block, else its heading, else none."""
+    block = units[first].seg.block
+    i = first - 1
+    while i >= 0 and units[i].seg.block == block:
+        if not units[i].reasons:
+            return units[i]
+        i -= 1
+    while i >= 0:
+        if units[i].seg.kind == "heading":
+            return None if units[i].reasons else units[i]
+        i -= 1
+    return None
+
+
+_ANSWER_MARKERS = re.compile(r"\s*\[\[[^\[\]\n]*\]\]|\[\[|\]\]")
+
+
+def answer_gap(verdict: DraftVerdict, gap_id: str, answer: str, author: str) -> DraftVerdict:
+    """Close a gap with a person's answer, as attributed testimony.
+
+    The answer goes in as ``Per <author> (not in the record): …`` in place of the
+    question, with any citation marker stripped: testimony is not a record line, and
+    a marker on it would dress a person's recollection up as evidence.
+
+    Example:
+        ```python
+        from trustgate import Record, answer_gap, verify_draft
+
+        verdict = verify_draft("Latency rose at 14:02. The cache caused it.", Record())
+        closed = answer_gap(verdict, verdict.gaps[0].id, "A cache flush at 14:01.", "Dana (SRE)")
+        assert "Per Dana (SRE) (not in the record): A cache flush at 14:01." in closed.text
+        assert not closed.gaps
+        ```
+    """
+    if not isinstance(verdict, DraftVerdict):
+        raise InputError(f"verdict must be a DraftVerdict, not {type(verdict).__name__}")
+    for value, what in ((gap_id, "gap id"), (answer, "answer"), (author, "author")):
+        if not isinstance(value, str):
+            raise InputError(f"{what} must be str, not {type(value).__name__}")
+    said = " ".join(_ANSWER_MARKERS.sub(" ", answer).split())
+    who = " ".join(_ANSWER_MARKERS.sub(" ", author).split())
+    if not said:
+        raise InputError("the answer is empty (after removing citation markers)")
+    if not who:
+        raise InputError("an answer needs an author: testimony is attributed or it is not used")
+    gap = next((g for g in verdict.gaps if g.id == gap_id), None)
+    if gap is None:
+        known = ", ".join(g.id for g in verdict.gaps) or "none"
+        raise InputError(f"no open gap {gap_id!r} (open gaps: {known})")
+    text = verdict.text
+    if text[gap.position : gap.position + len(gap.block)] != gap.block:
+        raise InputError(f"gap {gap_id!r} is not where the verdict says; was the text edited?")
+    statement = testimony_text(who, said)
+    label = f"{GAP_LABEL} {gap.question}"
+    new_block = gap.block.replace(label, statement, 1)
+    delta = len(new_block) - len(gap.block)
+    new_text = text[: gap.position] + new_block + text[gap.position + len(gap.block) :]
+    offset = gap.position + new_block.find(statement)
+
+    def shift(position: int) -> int:
+        return position + delta if position > gap.position else position
+
+    gaps = tuple(
+        g.model_copy(update={"position": shift(g.position)}) for g in verdict.gaps if g.id != gap_id
+    )
+    testimony = (
+        *(t.model_copy(update={"position": shift(t.position)}) for t in verdict.testimony),
+        Testimony(gap_id=gap_id, author=who, answer=said, text=statement, position=offset),
+    )
+    return verdict.model_copy(update={"text": new_text, "gaps": gaps, "testimony": testimony})
