@@ -90,7 +90,50 @@ __all__ = [
 ]
 
 # --- drafts: record citations, segmentation, gaps (issue 3, drafts) ---
-# (imports here, then `__all__ += [...]`)
+from trustgate.evidence.record import Record
+from trustgate.verifiers.draft import (
+    DraftVerdict,
+    Gap,
+    InvalidCitation,
+    KeptSentence,
+    Removal,
+    Testimony,
+    answer_gap,
+    verify_draft,
+)
+from trustgate.verifiers.figures import FiguresRule
+from trustgate.verifiers.rules import (
+    DEFAULT_RULES,
+    CausalRule,
+    DraftSentence,
+    HedgeRule,
+    Lexicon,
+    PatternRule,
+    SentenceRule,
+)
+from trustgate.verifiers.segment import Segment, segment
+
+__all__ += [
+    "DEFAULT_RULES",
+    "CausalRule",
+    "DraftSentence",
+    "DraftVerdict",
+    "FiguresRule",
+    "Gap",
+    "HedgeRule",
+    "InvalidCitation",
+    "KeptSentence",
+    "Lexicon",
+    "PatternRule",
+    "Record",
+    "Removal",
+    "Segment",
+    "SentenceRule",
+    "Testimony",
+    "answer_gap",
+    "segment",
+    "verify_draft",
+]
 
 # --- contracts: brief, closed-list citations, verdicts, integrity (issue 3, contracts) ---
 from trustgate.evidence.brief import (

@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from trustgate.cli import _common
 from trustgate.cli import contracts as _contracts
 from trustgate.cli import demo as _demo
+from trustgate.cli import drafts as _drafts
 from trustgate.cli import files as _files
 from trustgate.cli import history as _history
 
 __all__ = ["main"]
 
 # Each command family lives in its own module exposing ``register(subparsers)``.
-_FAMILIES = [_files, _contracts, _demo, _history]
+_FAMILIES = [_files, _contracts, _drafts, _demo, _history]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,176 @@
+"""Calibrate the draft rules on the labelled corpus before anyone trusts them.
+
+Seed 004: "calibrate on real drafts before trusting the gate". A gate that deletes
+most clean text is an outage; a gate that misses invented causes is a liar. Both
+sides are measured here, the way the held-out scoring measures them: each sentence
+alone, uncited, through ``verify_draft(sentence, record)``, reading ``.removed``.
+
+Prints, per rule, recall on causal and hedged sentences and the false-positive rate
+on plain ones, then the same for the whole default rule set, then the figures rule's
+false-positive rate on honest cited sentences that quote figures.
+
+Run: ``.venv/bin/python bench/calibrate.py`` (``--misses`` lists what was missed).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from trustgate.evidence.record import Record  # noqa: E402
+from trustgate.verifiers.draft import verify_draft  # noqa: E402
+from trustgate.verifiers.figures import FiguresRule  # noqa: E402
+from trustgate.verifiers.rules import DEFAULT_RULES, CausalRule, HedgeRule  # noqa: E402
+
+CORPUS = ROOT / "tests" / "corpus" / "draft_sentences.jsonl"
+TARGET_RECALL = 0.95
+TARGET_FP = 0.05
+
+# Honest, cited sentences quoting figures from their own lines (or derived from them),
+# to measure the figures rule's false positives before anyone turns it on.
+FIGURES_RECORD = Record.from_text(
+    "\n".join(
+        [
+            "14:02:31 checkout p99 latency 9.2s (SLO 2s)",
+            "14:03 alert CheckoutLatencyHigh fired, error rate 12%",
+            "14:05 deploy 4411 started (12 hosts)",
+            "14:20 rollback of deploy 4411 completed",
+            "14:31 error rate back to 0.2%, p99 latency 310 ms",
+            "disk on db-1 at 98% (1.9 TB of 2 TB used)",
+            "peak traffic 12,000 requests per second at 14:04",
+            "queue depth 1.2 million messages; consumer lag 45 minutes",
+        ]
+    )
+)
+FIGURES_HONEST = [
+    ("Checkout p99 latency reached 9.2 seconds at 14:02. [[1]]", "quoted"),
+    ("At 14:02 the p99 latency was 9.2 s against a 2 s objective. [[1]]", "quoted"),
+    ("The latency alert fired at 14:03 with the error rate at 12%. [[2]]", "quoted"),
+    ("Deploy 4411 started at 14:05 on 12 hosts. [[3]]", "quoted"),
+    ("The rollback completed at 14:20, 15 minutes after the deploy began. [[3, 4]]", "derived"),
+    ("Errors were elevated for 28 minutes, from 14:03 to 14:31. [[2, 5]]", "derived"),
+    ("By 14:31 the error rate was back to 0.2% and p99 latency to 310 ms. [[5]]", "quoted"),
+    ("Disk usage on db-1 reached 98%. [[6]]", "quoted"),
+    ("The primary held roughly 1.9 TB of data. [[6]]", "quoted"),
+    ("Traffic peaked at about 12,000 requests per second. [[7]]", "quoted"),
+    ("Consumer lag reached 45 minutes. [[8]]", "quoted"),
+    ("Latency was 9 seconds at the peak. [[1]]", "rounded"),
+    ("The deploy ran for 15 minutes before it was rolled back. [[3, 4]]", "derived"),
+    ("The alert fired about a minute after latency crossed 9 seconds. [[1, 2]]", "derived"),
+    ("Three teams joined the bridge after the 14:03 alert. [[2]]", "quoted"),
+    ("Latency was over 9 seconds at 14:02. [[1]]", "bound"),
+    ("The error rate stayed under 15% throughout. [[2]]", "bound"),
+    ("p99 latency fell below 400 ms by 14:31. [[5]]", "bound"),
+    ("The rollback completed at 14:20. [[4]]", "quoted"),
+    ("Deploy 4411 went out at 14:05, two minutes after the alert. [[2, 3]]", "derived"),
+]
+FIGURES_MISQUOTED = [
+    "Checkout p99 latency reached 12 seconds at 14:02. [[1]]",
+    "The latency alert fired at 14:09. [[2]]",
+    "Deploy 4411 started at 14:05 with the error rate at 30%. [[2, 3]]",
+    "Disk usage on db-1 reached 90%. [[6]]",
+    "Traffic peaked at 20,000 requests per second. [[7]]",
+]
+
+
+@dataclass
+class Scores:
+    rule: str
+    causal_recall: float
+    hedged_recall: float
+    plain_fp: float
+    misses: dict[str, list[str]]
+
+
+def load_corpus(path: Path = CORPUS) -> list[dict[str, str]]:
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            row = json.loads(line)
+            if row.get("label") not in ("causal", "hedged", "causal+hedged", "plain"):
+                raise SystemExit(f"{path}:{n}: bad label {row.get('label')!r}")
+            rows.append(row)
+    return rows
+
+
+def score(rows: list[dict[str, str]], rules: tuple, name: str) -> Scores:  # type: ignore[type-arg]
+    record = Record()
+    causal = [r["text"] for r in rows if "causal" in r["label"]]
+    hedged = [r["text"] for r in rows if "hedged" in r["label"]]
+    plain = [r["text"] for r in rows if r["label"] == "plain"]
+
+    def removed(text: str) -> bool:
+        return bool(verify_draft(text, record, rules=rules).removed)
+
+    missed_causal = [t for t in causal if not removed(t)]
+    missed_hedged = [t for t in hedged if not removed(t)]
+    false_pos = [t for t in plain if removed(t)]
+    return Scores(
+        rule=name,
+        causal_recall=1 - len(missed_causal) / len(causal) if causal else 1.0,
+        hedged_recall=1 - len(missed_hedged) / len(hedged) if hedged else 1.0,
+        plain_fp=len(false_pos) / len(plain) if plain else 0.0,
+        misses={"causal": missed_causal, "hedged": missed_hedged, "plain_fp": false_pos},
+    )
+
+
+def figures_scores() -> tuple[float, float]:
+    """(false-positive rate on honest cited figures, recall on misquotes)."""
+    rules = (FiguresRule(),)
+    fp = sum(
+        1 for text, _ in FIGURES_HONEST if verify_draft(text, FIGURES_RECORD, rules=rules).removed
+    )
+    caught = sum(
+        1 for text in FIGURES_MISQUOTED if verify_draft(text, FIGURES_RECORD, rules=rules).removed
+    )
+    return fp / len(FIGURES_HONEST), caught / len(FIGURES_MISQUOTED)
+
+
+def main(argv: list[str]) -> int:
+    rows = load_corpus()
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["label"]] = counts.get(r["label"], 0) + 1
+    print(f"corpus: {CORPUS.relative_to(ROOT)}  {len(rows)} sentences  {counts}")
+    print("each sentence alone, uncited, through verify_draft(sentence, Record()); .removed read\n")
+    results = [
+        score(rows, (CausalRule(),), "causal"),
+        score(rows, (HedgeRule(),), "hedge"),
+        score(rows, DEFAULT_RULES, "DEFAULT_RULES"),
+    ]
+    print(f"{'rule':<15}{'causal recall':>15}{'hedged recall':>15}{'plain FP':>11}")
+    for s in results:
+        print(f"{s.rule:<15}{s.causal_recall:>15.3f}{s.hedged_recall:>15.3f}{s.plain_fp:>11.3f}")
+    default = results[-1]
+    causal_rule, hedge_rule = results[0], results[1]
+    print(
+        f"\ntargets: recall >= {TARGET_RECALL} (causal rule on causal, hedge rule on hedged), "
+        f"plain FP <= {TARGET_FP} (default rules)"
+    )
+    ok = (
+        causal_rule.causal_recall >= TARGET_RECALL
+        and hedge_rule.hedged_recall >= TARGET_RECALL
+        and default.plain_fp <= TARGET_FP
+    )
+    fig_fp, fig_recall = figures_scores()
+    print(
+        f"\nfigures rule (opt-in): FP {fig_fp:.3f} on {len(FIGURES_HONEST)} honest cited "
+        f"sentences with figures; catches {fig_recall:.3f} of {len(FIGURES_MISQUOTED)} misquotes"
+    )
+    print("\n" + ("all targets met" if ok else "TARGETS MISSED"))
+    if "--misses" in argv:
+        for s in results:
+            for kind, texts in s.misses.items():
+                for t in texts:
+                    print(f"[{s.rule} {kind}] {t}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
