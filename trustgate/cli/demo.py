@@ -1,74 +1,133 @@
-"""``trustgate demo``: the seed pipelines on bundled data, with scripted models.
+"""``trustgate demo``: the four seed pipelines, run with models that invent, on bundled data.
 
-Exit 0 when the run completed, whatever was caught; 2 on bad input.
+For every crossing it shows what the model claimed, what was checked, what was
+overridden and why, then the final artefact (the review verdict, the case file, the
+postmortem with its gaps, the compliance document). Checkpoints go to the embedded
+SQLite database under ``.trustgate/`` (or ``--database-url`` /
+``TRUSTGATE_DATABASE_URL``), so ``trustgate history`` lists the crossings afterwards.
+
+Exit 0 when the runs completed, whatever was caught (a halt is an outcome); 2 on bad
+input.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, TextIO
 
-from trustgate.cli._common import EXIT_OK, dump_json
-from trustgate.findings import Finding
+from trustgate.cli._common import EXIT_OK
 
-_GREEN, _RED, _YELLOW, _DIM, _RESET = "\033[32m", "\033[31m", "\033[33m", "\033[2m", "\033[0m"
+__all__ = ["register"]
+
+CHOICES = ["code-review", "investigation", "postmortem", "compliance", "all"]
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "demo", help="run the reference pipelines on bundled sample data", description=__doc__
     )
-    p.add_argument("pipeline", nargs="?", default="all", choices=["code-review", "all"])
+    p.add_argument("pipeline", nargs="?", default="all", choices=CHOICES)
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--honest",
+        action="store_true",
+        help="run the honest models instead: nothing they say is overridden (the file "
+        "the investigation changes during its pause is still caught)",
+    )
+    p.add_argument(
+        "--database-url",
+        metavar="URL",
+        default=None,
+        help="SQLite path or postgresql:// URL (default: TRUSTGATE_DATABASE_URL, "
+        "else .trustgate/trustgate.db)",
+    )
+    p.add_argument(
+        "--all-findings", action="store_true", help="list passing findings too, not only failures"
+    )
     p.set_defaults(handler=_demo)
 
 
-def _paint(text: str, colour: str, on: bool) -> str:
-    return f"{colour}{text}{_RESET}" if on else text
+class _Progress:
+    """Progress on stderr: one rewritten line on a terminal, else one line per node."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.width = 0
+
+    def __call__(self, message: str) -> None:
+        if self.tty:
+            pad = max(0, self.width - len(message))
+            self.stream.write(f"\r  … {message}{' ' * pad}")
+            self.width = len(message)
+        else:
+            self.stream.write(f"  … {message}\n")
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self.tty and self.width:
+            self.stream.write("\r" + " " * (self.width + 6) + "\r")
+            self.stream.flush()
+            self.width = 0
 
 
-def _row(f: Finding, colour: bool) -> str:
-    mark = (
-        _paint("PASS", _GREEN, colour)
-        if f.passed
-        else _paint("WARN", _YELLOW, colour)
-        if not f.blocking
-        else _paint("FAIL", _RED, colour)
+def _print_run(run: Any, colour: bool, passes: bool) -> None:
+    from trustgate._demo.runner import claimed
+    from trustgate.render import paint, report_text
+
+    rule = "═" * 78
+    print(paint(rule, "dim", colour))
+    print(paint(f"seed {run.seed} · {run.title}", "bold", colour))
+    print(paint(f"thread {run.thread_id} · status {run.status}", "dim", colour))
+    print(paint(rule, "dim", colour))
+    for i, report in enumerate(run.reports, start=1):
+        print(
+            f"\n[{i}] " + report_text(report, colour=colour, claimed=claimed(report), passes=passes)
+        )
+    if run.steps:
+        print()
+        for step in run.steps:
+            print(paint("  person  ", "blue", colour) + step)
+    overrides = sum(len(r.overrides) for r in run.reports)
+    caught = sum(1 for r in run.reports if r.decision != "pass")
+    print(
+        "\n"
+        + paint(
+            f"  {len(run.reports)} crossing(s), {caught} acted on, {overrides} override(s)",
+            "bold",
+            colour,
+        )
     )
-    subject = f.subject or ""
-    return f"  {mark}  {subject[:58]:<58}  {f.code:<18} {f.message[:70]}"
+    print(paint("\n── final artefact " + "─" * 60, "dim", colour))
+    print(run.artefact.rstrip())
+    print()
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from trustgate._demo import code_review
+    from trustgate._demo.runner import SCENARIOS, dumps, run_scenario
+    from trustgate.persistence import connect
 
+    names = list(SCENARIOS) if args.pipeline == "all" else [args.pipeline]
     colour = sys.stdout.isatty() and not args.json
-    results: dict[str, Any] = {}
-    with code_review.sample_repository() as root:
-        for personality in ("honest", "inventing"):
-            manifest, findings = code_review.run(personality, root)
-            blocked = [f for f in findings if f.blocking]
-            results[personality] = {
-                "summary": manifest.summary,
-                "items": [i.model_dump() for i in manifest.items],
-                "findings": findings,
-                "failed": len(blocked),
-                "verdict": "REQUEST_CHANGES" if blocked else "APPROVE",
-            }
-            if args.json:
-                continue
-            print(_paint(f"== code review: {personality} builder ==", _DIM, colour))
-            print(f"  claimed: {manifest.summary}")
-            for f in findings:
-                print(_row(f, colour))
-            verdict = results[personality]["verdict"]
-            note = (
-                " (Overridden: evidence verification failed for already_correct claims)"
-                if blocked
-                else ""
+    progress = _Progress(sys.stderr)
+    runs = []
+    with connect(args.database_url) as db:
+        for name in names:
+            progress(f"{name}: starting")
+            run = run_scenario(
+                name,
+                db.checkpointer,
+                personality="honest" if args.honest else "inventing",
+                progress=progress,
             )
-            print(f"  verdict: {_paint(verdict, _RED if blocked else _GREEN, colour)}{note}\n")
+            progress.done()
+            runs.append(run)
+            if not args.json:
+                _print_run(run, colour, args.all_findings)
     if args.json:
-        dump_json({"pipelines": {"code-review": results}})
+        print(dumps(runs))
+    else:
+        where = db.url
+        print(f"Crossings recorded in {where}; list them with: trustgate history")
     return EXIT_OK

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import operator
+from pathlib import Path
 from typing import Annotated, Any
 
 from langchain_core.language_models import BaseChatModel
@@ -100,11 +101,12 @@ class CodeReviewState(TypedDict, total=False):
     trust_reports: TrustReports
 
 
-def sample_inputs() -> dict[str, Any]:
-    """The bundled review: a sample repository (created now) and its action items."""
+def sample_inputs(dest: str | Path | None = None) -> dict[str, Any]:
+    """The bundled review: a sample repository (created now, under ``dest`` or a new
+    temporary directory) with the builder's change, and the review's action items."""
     review = load_json(PIPELINE, "review.json")
     change = review["change"]
-    root = make_sample_repository(PIPELINE, uncommitted={change["path"]: change["content"]})
+    root = make_sample_repository(PIPELINE, dest, uncommitted={change["path"]: change["content"]})
     return {"repo": str(root), "action_items": list(review["action_items"])}
 
 

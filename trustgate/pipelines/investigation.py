@@ -41,6 +41,7 @@ import dataclasses
 import json
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -99,10 +100,11 @@ class InvestigationState(TypedDict, total=False):
     trust_reports: TrustReports
 
 
-def sample_inputs() -> dict[str, Any]:
-    """The bundled case: a sample repository (created now), its question, scopes, bars."""
+def sample_inputs(dest: str | Path | None = None) -> dict[str, Any]:
+    """The bundled case: a sample repository (created now, under ``dest`` or a new
+    temporary directory), its question, scopes and trust bars."""
     case = load_json(PIPELINE, "case.json")
-    root = make_sample_repository(PIPELINE)
+    root = make_sample_repository(PIPELINE, dest)
     return {
         "repo": str(root),
         "question": case["question"],
