@@ -92,6 +92,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from langchain_core.runnables.config import var_child_runnable_config
 from opentelemetry import context as otel_context
 from opentelemetry import metrics as otel_metrics
 from opentelemetry import trace as otel_trace
@@ -138,9 +139,13 @@ Outcome = Literal["pass", "fail", "error"]
 
 # Keyed by provider object: looked up per crossing (never at import), so a provider
 # set later, or one passed per call, is honoured; the cache only saves re-creating
-# the tracer/instruments for the same provider.
+# the tracer/instruments for the same provider. While no global provider is set the
+# API hands back its proxies, whose tracers and meters would latch onto whatever
+# provider is set later (and each proxy meter is kept by the API for ever): with no
+# SDK, trustgate uses plain no-op objects instead and skips all attribute work.
 _tracers: weakref.WeakKeyDictionary[Any, otel_trace.Tracer] = weakref.WeakKeyDictionary()
 _instruments: weakref.WeakKeyDictionary[Any, _Instruments] = weakref.WeakKeyDictionary()
+_NOOP_TRACER = otel_trace.NoOpTracer()
 
 
 def _version() -> str:
@@ -150,16 +155,19 @@ def _version() -> str:
 
 
 def _tracer(provider: otel_trace.TracerProvider | None) -> otel_trace.Tracer:
-    provider = provider if provider is not None else otel_trace.get_tracer_provider()
+    if provider is None:
+        provider = otel_trace.get_tracer_provider()
+        if isinstance(provider, otel_trace.ProxyTracerProvider):
+            return _NOOP_TRACER  # no SDK configured
+    if isinstance(provider, otel_trace.NoOpTracerProvider):
+        return _NOOP_TRACER
     try:
         return _tracers[provider]
     except (KeyError, TypeError):
         pass
     tracer = provider.get_tracer(_SCOPE, _version())
-    if not isinstance(provider, otel_trace.ProxyTracerProvider):
-        # a proxy's tracers latch onto whichever provider is set first: never keep one
-        with suppress(TypeError):  # a provider that is not weak-referenceable
-            _tracers[provider] = tracer
+    with suppress(TypeError):  # a provider that is not weak-referenceable
+        _tracers[provider] = tracer
     return tracer
 
 
@@ -169,16 +177,11 @@ class _Instruments:
     findings: otel_metrics.Counter
     overrides: otel_metrics.Counter
     duration: otel_metrics.Histogram
+    noop: bool = False
 
 
-def _meters(provider: otel_metrics.MeterProvider | None) -> _Instruments:
-    provider = provider if provider is not None else otel_metrics.get_meter_provider()
-    try:
-        return _instruments[provider]
-    except (KeyError, TypeError):
-        pass
-    meter = provider.get_meter(_SCOPE, _version())
-    inst = _Instruments(
+def _make_instruments(meter: otel_metrics.Meter, noop: bool) -> _Instruments:
+    return _Instruments(
         crossings=meter.create_counter(
             "trustgate.crossings", unit="{crossing}", description="Trust-gate crossings"
         ),
@@ -191,10 +194,27 @@ def _meters(provider: otel_metrics.MeterProvider | None) -> _Instruments:
         duration=meter.create_histogram(
             "trustgate.gate.duration", unit="s", description="Duration of one crossing"
         ),
+        noop=noop,
     )
-    if type(provider).__name__ != "_ProxyMeterProvider":
-        with suppress(TypeError):
-            _instruments[provider] = inst
+
+
+_NOOP_INSTRUMENTS = _make_instruments(otel_metrics.NoOpMeter(_SCOPE), noop=True)
+
+
+def _meters(provider: otel_metrics.MeterProvider | None) -> _Instruments:
+    if provider is None:
+        provider = otel_metrics.get_meter_provider()
+        if type(provider).__name__ == "_ProxyMeterProvider":
+            return _NOOP_INSTRUMENTS  # no SDK configured
+    if isinstance(provider, otel_metrics.NoOpMeterProvider):
+        return _NOOP_INSTRUMENTS
+    try:
+        return _instruments[provider]
+    except (KeyError, TypeError):
+        pass
+    inst = _make_instruments(provider.get_meter(_SCOPE, _version()), noop=False)
+    with suppress(TypeError):
+        _instruments[provider] = inst
     return inst
 
 
@@ -259,13 +279,16 @@ class _ContentPolicy:
         return attrs
 
 
+_NO_CAPTURE = _ContentPolicy(capture=False, limit=_DEFAULT_MAX_CONTENT)
+
+
 def _content_policy(capture: bool | None, limit: int | None) -> _ContentPolicy:
-    return _ContentPolicy(
-        capture=_env_flag(CAPTURE_CONTENT_ENV) if capture is None else bool(capture),
-        limit=limit
-        if limit is not None
-        else _env_int(CONTENT_MAX_LENGTH_ENV, _DEFAULT_MAX_CONTENT),
-    )
+    capture = _env_flag(CAPTURE_CONTENT_ENV) if capture is None else bool(capture)
+    if not capture:
+        return _NO_CAPTURE
+    if limit is None:
+        limit = _env_int(CONTENT_MAX_LENGTH_ENV, _DEFAULT_MAX_CONTENT)
+    return _ContentPolicy(capture=True, limit=limit)
 
 
 # --- parent resolution ----------------------------------------------------------------------
@@ -274,10 +297,6 @@ def _content_policy(capture: bool | None, limit: int | None) -> _ContentPolicy:
 def _run_config(config: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     if config is not None:
         return config
-    try:
-        from langchain_core.runnables.config import var_child_runnable_config
-    except ImportError:  # pragma: no cover - langchain-core is a dependency
-        return None
     found = var_child_runnable_config.get()
     return found if isinstance(found, Mapping) else None
 
@@ -408,6 +427,7 @@ class CrossingSpan:
     max_events: int | None
     tracer: otel_trace.Tracer
     instruments: _Instruments
+    noop: bool = False
     started: float = field(default_factory=time.perf_counter)
     finished: bool = False
     verifiers: list[VerifierSpan] = field(default_factory=list)
@@ -486,23 +506,46 @@ def crossing_span(
         ```
     """
     tracer = _tracer(tracer_provider)
+    instruments = _meters(meter_provider)
+    if tracer is _NOOP_TRACER:
+        # no SDK: nothing records, so no parent lookup, no attributes, no context
+        handle = CrossingSpan(
+            span=otel_trace.INVALID_SPAN,
+            gate=gate_name,
+            node=node,
+            context=otel_context.get_current(),
+            content=_NO_CAPTURE,
+            override_spans=False,
+            max_events=max_events,
+            tracer=tracer,
+            instruments=instruments,
+            noop=True,
+        )
+        try:
+            yield handle
+        except BaseException as exc:
+            if not handle.finished and not _is_interrupt(exc):
+                handle.finished = True
+                if not instruments.noop:
+                    _count_crossing(handle, "halted" if _is_halt(exc) else "error")
+            raise
+        return
     parent = parent_context(config, parent_run_id=parent_run_id)
+    content = _content_policy(capture_content, max_content_length)
+    attrs: dict[str, Any] = {
+        SPAN_KIND: "GUARDRAIL",
+        "trustgate.gate.name": gate_name,
+        "trustgate.gate.node": node,
+    }
+    if attempt is not None:
+        attrs["trustgate.attempt"] = attempt
+    attrs.update(content.value_attrs("input", input_value, openinference=True))
     span = tracer.start_span(
         f"trustgate.gate {gate_name}",
         context=parent,
         kind=SpanKind.INTERNAL,
+        attributes=attrs,
     )
-    content = _content_policy(capture_content, max_content_length)
-    if span.is_recording():
-        attrs: dict[str, Any] = {
-            SPAN_KIND: "GUARDRAIL",
-            "trustgate.gate.name": gate_name,
-            "trustgate.gate.node": node,
-        }
-        if attempt is not None:
-            attrs["trustgate.attempt"] = attempt
-        attrs.update(content.value_attrs("input", input_value, openinference=True))
-        span.set_attributes(attrs)
     ctx = otel_trace.set_span_in_context(span, parent)
     handle = CrossingSpan(
         span=span,
@@ -513,7 +556,7 @@ def crossing_span(
         override_spans=_env_flag(OVERRIDE_SPANS_ENV) if override_spans is None else override_spans,
         max_events=max_events,
         tracer=tracer,
-        instruments=_meters(meter_provider),
+        instruments=instruments,
     )
     token = otel_context.attach(ctx)
     try:
@@ -559,17 +602,27 @@ def verifier_span(
             vs.record(verifier.verify(claims, evidence))
         ```
     """
-    parent = otel_trace.set_span_in_context(crossing.span)
-    span = crossing.tracer.start_span(f"trustgate.verify {verifier_name}", context=parent)
-    if span.is_recording():
-        attrs: dict[str, Any] = {
-            SPAN_KIND: "EVALUATOR",
-            "trustgate.verifier.name": verifier_name,
-            "trustgate.gate.name": crossing.gate,
-        }
-        if attempt is not None:
-            attrs["trustgate.attempt"] = attempt
-        span.set_attributes(attrs)
+    if crossing.noop:
+        vs = VerifierSpan(span=otel_trace.INVALID_SPAN, name=verifier_name)
+        crossing.verifiers.append(vs)
+        try:
+            yield vs
+        except BaseException as exc:
+            if not _is_interrupt(exc):
+                vs.outcome = "error"
+            raise
+        return
+    parent = crossing.context  # holds the gate span, whichever thread we are in
+    attrs: dict[str, Any] = {
+        SPAN_KIND: "EVALUATOR",
+        "trustgate.verifier.name": verifier_name,
+        "trustgate.gate.name": crossing.gate,
+    }
+    if attempt is not None:
+        attrs["trustgate.attempt"] = attempt
+    span = crossing.tracer.start_span(
+        f"trustgate.verify {verifier_name}", context=parent, attributes=attrs
+    )
     vs = VerifierSpan(span=span, name=verifier_name)
     crossing.verifiers.append(vs)
     token = otel_context.attach(otel_trace.set_span_in_context(span, parent))
@@ -647,6 +700,10 @@ def finish_crossing(
     if crossing.finished:
         return
     crossing.finished = True
+    if crossing.noop:
+        if not crossing.instruments.noop:
+            _metrics(crossing, report)
+        return
     span = crossing.span
     overrides = report.overrides
     if span.is_recording():
@@ -664,7 +721,8 @@ def finish_crossing(
             )
             child.end(end_time=now)
     span.end()
-    _metrics(crossing, report)
+    if not crossing.instruments.noop:
+        _metrics(crossing, report)
 
 
 def _annotate(
