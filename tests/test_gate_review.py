@@ -116,3 +116,34 @@ def test_reject_halts_and_respond_is_attributed(saver: BaseCheckpointSaver[Any])
         cfg("resp"),
     )
     assert out["review"].summary == "Per dana (not verified): Needs a fix in a.py."
+
+
+def test_resume_reuses_the_reviewed_findings(saver: BaseCheckpointSaver[Any]) -> None:
+    """The model verifier is not asked again on resume: the person approved its verdict."""
+    from _gate_support import Review as ReviewModel
+
+    from trustgate.evidence.brief import Brief
+    from trustgate.gate import TrustGate
+    from trustgate.readers import FromKey
+    from trustgate.verifiers.base import EvidenceSources
+    from trustgate.verifiers.blind import ModelVerifier
+
+    judge = lying_model('{"pass": false, "issues": ["summary contradicts judgment 1"]}')
+    gate = TrustGate(
+        "blind",
+        reads=FromKey("review", model=ReviewModel),
+        verifiers=[ModelVerifier(judge)],
+        policy=Review(),
+        evidence=EvidenceSources(brief=Brief(judgments=["items stay open"])),
+    )
+    calls: list[str] = []
+    app = guard(reviewer_graph(lying_model(TRUTH), calls), {"reviewer": gate}).compile(
+        checkpointer=saver
+    )
+    first = app.invoke({"log": []}, cfg("cache"))
+    assert first["__interrupt__"][0].value["report"]["findings"][0]["code"] == "verdict_issue"
+    app.invoke(Command(resume={"type": "approve", "by": "erin"}), cfg("cache"))
+    assert len(judge.calls) == 1 and calls == ["reviewer"]
+    (report,) = reports(app, cfg("cache"))
+    assert report.approval is not None and report.approval.who == "erin"
+    assert [f.code for f in report.failed] == ["verdict_issue"]

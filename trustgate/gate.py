@@ -45,6 +45,7 @@ __all__ = [
 ]
 
 _listeners: list[Callable[[Report], None]] = []
+_PAUSED_MAX = 4096
 
 
 def add_report_listener(fn: Callable[[Report], None]) -> None:
@@ -248,6 +249,8 @@ class TrustGate:
         self.policies = policy_chain(policy)
         self.evidence = evidence if evidence is not None else EvidenceSources()
         self.require_claims = require_claims
+        self._paused: dict[Any, list[Finding]] = {}
+        self._paused_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"TrustGate({self.name!r}, verifiers={[v.name for v in self.verifiers]})"
@@ -376,6 +379,39 @@ class TrustGate:
             writes=dict(crossing.writes),
         )
 
+    # -- review resumes ------------------------------------------------------------
+
+    def _restore(self, crossing: Crossing, key: Any) -> bool:
+        """Reuse the findings a crossing had when it paused for review.
+
+        A resumed node runs again from the top; without this, a model verifier would
+        be asked again and could answer differently from what the person reviewed.
+        The cache is per process and bounded: after a restart the checks run again.
+        """
+        if key is None or crossing.route != "release":
+            return False
+        with self._paused_lock:
+            findings = self._paused.get(key)
+        if findings is None:
+            return False
+        crossing.findings = list(findings)
+        return True
+
+    def _decide_once(self, crossing: Crossing, meta: Mapping[str, Any], key: Any) -> None:
+        snapshot = list(crossing.findings)
+        try:
+            self._decide(crossing, meta)
+        except GraphBubbleUp:
+            if key is not None:
+                with self._paused_lock:
+                    self._paused[key] = snapshot
+                    while len(self._paused) > _PAUSED_MAX:
+                        self._paused.pop(next(iter(self._paused)))
+            raise
+        if key is not None:
+            with self._paused_lock:
+                self._paused.pop(key, None)
+
     # -- public --------------------------------------------------------------------
 
     def check(
@@ -400,14 +436,15 @@ class TrustGate:
         meta = {"started_at": datetime.now(UTC), **(meta or {})}
         crossing, has_claims = self._start(update, node, state, context, attempt)
         crossing.reverify = lambda u: self._reverify_sync(u, crossing)
-        if has_claims:
+        key = meta.get("crossing_key")
+        if not self._restore(crossing, key) and has_claims:
             for v in self.verifiers:
                 try:
                     crossing.findings.extend(_verify_sync(v, crossing.claims, crossing.evidence))
                 except VerifierFailure as exc:
                     self._fail_verifier(crossing, exc)
                     break
-        self._decide(crossing, meta)
+        self._decide_once(crossing, meta, key)
         return self._finish(crossing, meta)
 
     async def acheck(
@@ -424,7 +461,8 @@ class TrustGate:
         meta = {"started_at": datetime.now(UTC), **(meta or {})}
         crossing, has_claims = self._start(update, node, state, context, attempt)
         crossing.reverify = lambda u: self._reverify_sync(u, crossing)
-        if has_claims:
+        key = meta.get("crossing_key")
+        if not self._restore(crossing, key) and has_claims:
             for v in self.verifiers:
                 try:
                     crossing.findings.extend(
@@ -433,5 +471,5 @@ class TrustGate:
                 except VerifierFailure as exc:
                     self._fail_verifier(crossing, exc)
                     break
-        self._decide(crossing, meta)
+        self._decide_once(crossing, meta, key)
         return self._finish(crossing, meta)

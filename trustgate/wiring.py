@@ -411,16 +411,26 @@ class _GateNode:
             update = r.update
         return chain
 
+    @staticmethod
+    def _keyed(meta: dict[str, Any], payload: Mapping[str, Any]) -> dict[str, Any]:
+        key = (meta.get("thread_id"), meta.get("checkpoint_ns"), meta.get("task_id"), payload["id"])
+        return {**meta, "crossing_key": key}
+
     def run(self, state: dict[str, Any], config: RunnableConfig) -> Command[Any]:
         staged, attempt, user_state = self._inputs(state)
         meta, context = self._meta(config)
-        results = [self._check_all(p, user_state, context, attempt, meta) for p in staged]
+        results = [
+            self._check_all(p, user_state, context, attempt, self._keyed(meta, p)) for p in staged
+        ]
         return self._combine(staged, results, attempt, config)
 
     async def arun(self, state: dict[str, Any], config: RunnableConfig) -> Command[Any]:
         staged, attempt, user_state = self._inputs(state)
         meta, context = self._meta(config)
-        results = [await self._acheck_all(p, user_state, context, attempt, meta) for p in staged]
+        results = [
+            await self._acheck_all(p, user_state, context, attempt, self._keyed(meta, p))
+            for p in staged
+        ]
         return self._combine(staged, results, attempt, config)
 
 
