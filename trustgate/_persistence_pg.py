@@ -10,6 +10,7 @@ the single cursor ``put``/``aput`` write through in langgraph-checkpoint-postgre
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
@@ -163,8 +164,19 @@ async def aconnect_postgres(url: str) -> AsyncPersistence:
     from langgraph.store.postgres.aio import AsyncPostgresStore
 
     # Tables (LangGraph's and ours) are created through the sync path once, under
-    # the schema lock; the async pool then only reads and writes.
-    sync_pool = open_pool(url, max_size=2, name="trustgate-sync")
+    # the schema lock, in a worker thread so the event loop is not blocked; the
+    # async pool then only reads and writes.
+    def sync_part() -> tuple[ConnectionPool[Any], PostgresLedger]:
+        pool = open_pool(url, max_size=2, name="trustgate-sync")
+        try:
+            _migrate(pool)
+            _setup_reports(pool)
+            return pool, PostgresLedger(pool)
+        except BaseException:
+            pool.close()
+            raise
+
+    sync_pool, ledger = await asyncio.to_thread(sync_part)
     apool: AsyncConnectionPool[Any] = AsyncConnectionPool(
         url,
         min_size=1,
@@ -174,16 +186,12 @@ async def aconnect_postgres(url: str) -> AsyncPersistence:
         name="trustgate-async",
     )
     try:
-        _migrate(sync_pool)
-        _setup_reports(sync_pool)
-        ledger = PostgresLedger(sync_pool)
-        try:
-            await apool.open(wait=True, timeout=15)
-        except PoolTimeout as exc:
-            raise ConfigurationError(f"cannot connect to PostgreSQL at {redact(url)}") from exc
-    except BaseException:
+        await apool.open(wait=True, timeout=15)
+    except BaseException as exc:
         sync_pool.close()
         await apool.close()
+        if isinstance(exc, PoolTimeout):
+            raise ConfigurationError(f"cannot connect to PostgreSQL at {redact(url)}") from exc
         raise
     return AsyncPersistence(
         backend="postgres",

@@ -140,6 +140,10 @@ def _sqlite_time(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _report_id(item: Any) -> Any:
+    return item.get("id") if isinstance(item, dict) else getattr(item, "id", None)
+
+
 class _ReportRows:
     """Turns a checkpoint's ``trust_reports`` channel into rows not yet logged."""
 
@@ -159,13 +163,10 @@ class _ReportRows:
         configurable = config.get("configurable", {})
         thread = configurable.get("thread_id")
         ns = str(configurable.get("checkpoint_ns") or "")
+        with self._lock:  # the channel is cumulative: skip what this saver already logged
+            fresh = [item for item in value if _report_id(item) not in self._logged]
         out: list[ReportRow] = []
-        with self._lock:
-            logged = set(self._logged)
-        for item in value:
-            rid = item.get("id") if isinstance(item, dict) else getattr(item, "id", None)
-            if rid in logged:
-                continue
+        for item in fresh:
             report = Report.coerce(item)
             started: Any = report.started_at
             finished: Any = report.finished_at
