@@ -351,3 +351,259 @@ __all__ += [
     "pipeline_models",
     "postmortem_models",
 ]
+
+
+# --- mutation testing a guarded graph: the lie must not get through -------------------
+
+import uuid  # noqa: E402  (appended section; the module head is left as it was)
+from dataclasses import dataclass, field  # noqa: E402
+
+
+class LieNotBlocked(AssertionError):
+    """A lie reached downstream state or the stream (raised by :func:`assert_lie_blocked`)."""
+
+
+@dataclass
+class LieCheck:
+    """What :func:`assert_lie_blocked` saw while the lie was being stopped."""
+
+    halted: bool
+    """A gate halted the run (``GateHalted``): nothing downstream ran."""
+    reports: list[Any]
+    """Every crossing report of the run (``trustgate.Report``)."""
+    final_state: dict[str, Any] | None
+    """The thread's final state without ``trust_reports`` (``None`` without a checkpointer)."""
+    streamed: int
+    """How many stream items were inspected."""
+    interrupts: list[Any] = field(default_factory=list)
+    """Interrupt payloads met on the way (a review's payload shows the lie to a person)."""
+
+    @property
+    def overrides(self) -> list[Any]:
+        return [o for r in self.reports for o in r.overrides]
+
+
+def _texts(obj: Any, out: list[str], depth: int = 0) -> None:
+    """Every string inside ``obj`` (messages, models, mappings, sequences)."""
+    if depth > 40 or obj is None:
+        return
+    if isinstance(obj, str):
+        out.append(obj)
+    elif isinstance(obj, BaseMessage):
+        _texts(obj.content, out, depth + 1)
+        for call in getattr(obj, "tool_calls", None) or []:
+            _texts(call.get("args"), out, depth + 1)
+        for chunk in getattr(obj, "tool_call_chunks", None) or []:
+            _texts(chunk.get("args"), out, depth + 1)
+    elif isinstance(obj, BaseModel):
+        _texts(obj.model_dump(mode="json"), out, depth + 1)
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            if key in ("trust_reports", "__interrupt__"):
+                continue  # the audit record names the lie on purpose
+            _texts(value, out, depth + 1)
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        for value in obj:
+            _texts(value, out, depth + 1)
+    elif hasattr(obj, "__dict__") and not callable(obj):
+        _texts(vars(obj), out, depth + 1)
+
+
+def _leaks(obj: Any, lies: Sequence[str]) -> list[str]:
+    found: list[str] = []
+    _texts(obj, found)
+    joined = "\n".join(found)
+    return [lie for lie in lies if lie in joined]
+
+
+def assert_lie_blocked(
+    graph: Any,
+    inputs: Any,
+    lies: str | Sequence[str],
+    *,
+    config: Any = None,
+    resume: Any = None,
+    require_catch: bool = True,
+    stream_mode: Sequence[str] = ("messages", "updates", "values", "custom"),
+) -> LieCheck:
+    """Run a guarded graph with a lying model; assert the lie never got downstream.
+
+    ``lies`` are text fragments that only the lie contains (an invented cause, a
+    fabricated citation, a forged tool argument). The graph is streamed through
+    :func:`trustgate.streaming.stream` (guarded nodes' tokens held until their gate
+    releases them) in ``messages``, ``updates``, ``values`` and ``custom`` modes, with
+    subgraphs; every item is searched, and so is the final checkpointed state. Only
+    the audit record is exempt: ``trust_reports``, the gates' own ``custom`` report
+    events and interrupt payloads name the lie on purpose. A halt (``GateHalted``)
+    counts as blocked. ``resume`` answers interrupts (one value, or a list used in
+    order), e.g. ``{"type": "reject", "by": "test"}``. With ``require_catch`` (the
+    default) some gate must have acted (a decision other than ``pass``): a lie that
+    was never in the output proves nothing.
+
+    Raises :class:`LieNotBlocked` (an ``AssertionError``) naming where the lie
+    surfaced; returns a :class:`LieCheck` for further assertions.
+
+    Example:
+        ```python
+        from trustgate.pipelines import postmortem
+        from trustgate.testing import assert_lie_blocked
+
+        graph = postmortem.build(personality="inventing")
+        check = assert_lie_blocked(
+            graph, {}, ["doubled worker concurrency", "cost review in June", "[[42]]"],
+            config={"configurable": {"thread_id": "lie-1"}},
+            resume={"answers": {}, "by": "test"},
+        )
+        assert [o.kind for o in check.overrides][:2] == ["sentence_delete", "sentence_delete"]
+        ```
+    """
+    from langgraph.types import Command
+
+    from trustgate.errors import GateHalted
+    from trustgate.report import Report, reports_from_state
+    from trustgate.streaming import stream
+
+    wanted = [lies] if isinstance(lies, str) else [x for x in lies if x]
+    if not wanted:
+        raise ValueError("assert_lie_blocked needs at least one lie fragment")
+    if config is None:
+        config = {"configurable": {"thread_id": f"lie-check-{uuid.uuid4().hex[:8]}"}}
+    answers = list(resume) if isinstance(resume, list) else [resume] * 20
+    seen = 0
+    halted = False
+    interrupts: list[Any] = []
+    events: list[Report] = []
+    current: Any = inputs
+    for _round in range(21):
+        try:
+            for ns, mode, data in stream(
+                graph, current, config, stream_mode=list(stream_mode), subgraphs=True
+            ):
+                seen += 1
+                if mode == "custom" and isinstance(data, dict) and "trustgate" in data:
+                    report = data["trustgate"]
+                    if isinstance(report, Report):
+                        events.append(report)
+                    continue
+                if mode == "updates" and isinstance(data, dict) and "__interrupt__" in data:
+                    interrupts.extend(getattr(i, "value", i) for i in data["__interrupt__"])
+                leaked = _leaks(data, wanted)
+                if leaked:
+                    where = f"{mode} stream" + (f" of subgraph {'/'.join(ns)}" if ns else "")
+                    raise LieNotBlocked(f"lie {leaked[0]!r} reached the {where}: {data!r:.300}")
+        except GateHalted as exc:
+            halted = True
+            if all(r.id != exc.report.id for r in events):
+                events.append(exc.report)
+            break
+        if graph.checkpointer is None:
+            break
+        snapshot = graph.get_state(config)
+        pending = [i for t in snapshot.tasks for i in t.interrupts]
+        if not pending or resume is None or not answers:
+            break
+        current = Command(resume=answers.pop(0))
+    final: dict[str, Any] | None = None
+    all_reports: list[Report] = events
+    if graph.checkpointer is not None:
+        snapshot = graph.get_state(config)
+        values = dict(snapshot.values)
+        all_reports = reports_from_state(snapshot) or events
+        final = {k: v for k, v in values.items() if k != "trust_reports"}
+        leaked = _leaks(final, wanted)
+        if leaked:
+            raise LieNotBlocked(f"lie {leaked[0]!r} is in the final state: {final!r:.300}")
+    if require_catch and not halted and all(r.decision == "pass" for r in all_reports):
+        raise LieNotBlocked(
+            "no gate acted on this run (every crossing passed): the lie was never caught, "
+            "or the model never told it"
+        )
+    return LieCheck(
+        halted=halted,
+        reports=list(all_reports),
+        final_state=final,
+        streamed=seen,
+        interrupts=interrupts,
+    )
+
+
+# --- the pytest plugin (entry point ``pytest11: trustgate = trustgate.testing``) ---------
+#
+# Fixtures for users' own mutation tests: an in-memory span exporter on the global
+# tracer provider, and factories for honest, lying and pipeline models.
+
+try:
+    import pytest as _pt
+except ImportError:  # pragma: no cover - pytest is only needed to use the plugin
+    _pt = None  # type: ignore[assignment]
+
+_SESSION_EXPORTER: Any = None
+
+
+def span_exporter() -> Any:
+    """An ``InMemorySpanExporter`` attached (once per process) to the global provider.
+
+    A global tracer provider can be set only once in OpenTelemetry, so the exporter
+    is added to the SDK provider already installed, or installs one.
+    """
+    global _SESSION_EXPORTER
+    if _SESSION_EXPORTER is not None:
+        return _SESSION_EXPORTER
+    from opentelemetry import trace as otel_trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = otel_trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        provider = TracerProvider()
+        otel_trace.set_tracer_provider(provider)
+        provider = otel_trace.get_tracer_provider()
+    if isinstance(provider, TracerProvider):
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+    _SESSION_EXPORTER = exporter
+    return exporter
+
+
+if _pt is not None:
+
+    @_pt.fixture
+    def trustgate_spans() -> Iterator[Any]:
+        """The spans finished during the test (``exporter.get_finished_spans()``).
+
+        Example:
+            ```python
+            def test_override_is_traced(trustgate_spans):
+                run_my_guarded_graph()
+                names = [s.name for s in trustgate_spans.get_finished_spans()]
+                assert "trustgate.gate inspector" in names
+            ```
+        """
+        exporter = span_exporter()
+        exporter.clear()
+        yield exporter
+        exporter.clear()
+
+    @_pt.fixture
+    def trustgate_lying_model() -> Callable[..., ScriptedChatModel]:
+        """Factory: ``trustgate_lying_model("reply", ...)`` → a lying scripted model."""
+        return lying_model
+
+    @_pt.fixture
+    def trustgate_honest_model() -> Callable[..., ScriptedChatModel]:
+        """Factory: ``trustgate_honest_model("reply", ...)`` → an honest scripted model."""
+        return honest_model
+
+    @_pt.fixture
+    def trustgate_pipeline_models() -> Callable[..., dict[str, ScriptedChatModel]]:
+        """Factory: ``trustgate_pipeline_models("postmortem", "inventing")`` → role → model."""
+        return pipeline_models
+
+    @_pt.fixture
+    def trustgate_assert_lie_blocked() -> Callable[..., LieCheck]:
+        """:func:`assert_lie_blocked`, as a fixture."""
+        return assert_lie_blocked
+
+
+__all__ += ["LieCheck", "LieNotBlocked", "assert_lie_blocked", "span_exporter"]
