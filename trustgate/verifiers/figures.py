@@ -209,8 +209,8 @@ class FiguresRule(SentenceRule):
             if fig.dimension == "duration":
                 clocks = [f.value for f in found if f.dimension == "clock"]
                 derived += [abs(a - b) for a, b in combinations(clocks, 2)]
-            if fig.dimension in ("percent", "multiple"):
-                continue  # ratios of cited values are derivations this rule does not judge
+            if fig.dimension == "multiple":
+                continue  # a ratio of cited values is a derivation this rule does not judge
             if any(_close(fig, v) for v in derived):
                 continue
             cited = ", ".join(f.text for f in found if f.dimension == fig.dimension)

@@ -20,9 +20,11 @@ _WITHOUT_ANCHOR = "What happened here, and why? The record does not say."
 
 TEMPLATE_WORDS = frozenset(
     w.lower()
-    for w in re.findall(r"[^\W_]+", _WITH_ANCHOR.replace("{anchor}", "") + " " + _WITHOUT_ANCHOR)
+    for w in re.findall(
+        r"[^\W_]+", " ".join((GAP_LABEL, _WITH_ANCHOR.replace("{anchor}", ""), _WITHOUT_ANCHOR))
+    )
 )
-"""Every word the templates themselves contribute to a question."""
+"""Every word the gap block itself contributes (label and templates), anchor aside."""
 
 _MARKER = re.compile(r"\[\[[^\[\]\n]*\]\]|\[\[|\]\]")
 _SPACE = re.compile(r"\s+")
