@@ -281,3 +281,15 @@ def test_temp_postgres_runs_unprivileged_on_localhost_and_cleans_up() -> None:
     assert not root.exists()
     with socket.socket() as s:
         assert s.connect_ex(("127.0.0.1", port)) != 0  # stopped
+
+
+async def test_async_report_is_logged_in_the_checkpoint_transaction(url: str) -> None:
+    db = await trustgate.aconnect(url)
+    async with db:
+        app = build_graph().compile(checkpointer=db.checkpointer)
+        await app.ainvoke({"text": LIE, "log": []}, cfg("before"))
+        _block_checkpoints(db, url)
+        with pytest.raises(Exception, match="blocked"):
+            await app.ainvoke({"text": LIE, "log": []}, cfg("blocked"))
+        assert await db.ahistory(thread="blocked") == []
+        assert len(await db.ahistory(thread="before")) == 1

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import json
 import os
 import re
 import sqlite3
@@ -51,7 +52,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    get_checkpoint_metadata,
+)
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -234,7 +240,13 @@ class LoggingSqliteSaver(SqliteSaver):
 
 
 class LoggingAsyncSqliteSaver(AsyncSqliteSaver):
-    """``AsyncSqliteSaver`` that logs the checkpoint's reports before its commit."""
+    """``AsyncSqliteSaver`` that logs the checkpoint's reports in the checkpoint's commit.
+
+    When there are reports to log, ``aput`` writes the checkpoint row itself (the
+    same statement as ``AsyncSqliteSaver.aput`` in langgraph-checkpoint-sqlite 3.x)
+    and the report rows under one lock and one commit: the async saver's lock is
+    not re-entrant, so the two cannot be joined by calling ``super().aput``.
+    """
 
     def __init__(self, conn: Any) -> None:
         super().__init__(conn)
@@ -248,14 +260,45 @@ class LoggingAsyncSqliteSaver(AsyncSqliteSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         rows = self._report_rows.rows(config, checkpoint, new_versions)
-        if rows:
-            await self.setup()
-            async with self.lock:
-                # uncommitted until aput's own commit of the checkpoint row
+        if not rows:
+            return await super().aput(config, checkpoint, metadata, new_versions)
+        await self.setup()
+        configurable = config["configurable"]
+        thread_id = configurable["thread_id"]
+        checkpoint_ns = configurable["checkpoint_ns"]
+        type_, serialized_checkpoint = self.serde.dumps_typed(checkpoint)
+        serialized_metadata = json.dumps(
+            get_checkpoint_metadata(config, metadata), ensure_ascii=False
+        ).encode("utf-8", "ignore")
+        async with self.lock:
+            try:
+                await self.conn.execute(
+                    "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, "
+                    "checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        str(thread_id),
+                        checkpoint_ns,
+                        checkpoint["id"],
+                        configurable.get("checkpoint_id"),
+                        type_,
+                        serialized_checkpoint,
+                        serialized_metadata,
+                    ),
+                )
                 await self.conn.executemany(SQLITE_INSERT_REPORTS, rows)
-        out = await super().aput(config, checkpoint, metadata, new_versions)
+                await self.conn.commit()
+            except BaseException:
+                await self.conn.rollback()
+                raise
         self._report_rows.committed(rows)
-        return out
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
 
 
 # -- querying ----------------------------------------------------------------------
