@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from typing import ClassVar
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import nbformat
 import pytest
