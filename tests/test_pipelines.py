@@ -300,3 +300,15 @@ def test_langgraph_json_serves_every_graph(name: str) -> None:
         n in nodes for n in ("evidence_replay", "grounding", "record_citations", "blind_verifier")
     )
     assert callable(ns["build"])
+
+
+async def test_pipelines_run_async_too() -> None:
+    from trustgate.report import areports
+
+    graph = code_review.build(personality="inventing")
+    await graph.ainvoke({}, cfg("async"))
+    assert [r.decision for r in await areports(graph, cfg("async"))] == ["modified", "pass"]
+    halting = compliance.build(personality="inventing")
+    with pytest.raises(GateHalted):
+        await halting.ainvoke({}, cfg("async"))
+    assert (await areports(halting, cfg("async")))[-1].decision == "halted"
