@@ -11,6 +11,11 @@ import pytest
 from trustgate.cli import main
 
 
+@pytest.fixture(autouse=True)
+def _scripted_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TRUSTGATE_MODEL", raising=False)  # never a paid model in tests
+
+
 def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
     assert main(["demo", *argv, "--json"]) == 0
     out: dict[str, Any] = json.loads(capsys.readouterr().out)["pipelines"]
@@ -93,6 +98,8 @@ def test_demo_text_and_default_database(
     assert (tmp_path / ".trustgate" / "trustgate.db").exists()
 
 
-def test_demo_bad_input() -> None:
+def test_demo_bad_input(tmp_path: Path) -> None:
     assert main(["demo", "nonsense"]) == 2
     assert main(["demo", "--otlp-endpoint", "not a url"]) == 2
+    db = str(tmp_path / "bad.db")
+    assert main(["demo", "postmortem", "--model", "no-such-provider:x", "--database-url", db]) == 2

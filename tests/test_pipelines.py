@@ -245,6 +245,12 @@ def test_compliance_inventing_rerender_caveat_integrity_and_halt() -> None:
     revised = [c for c in models["executor"].calls if "ISSUES TO FIX" in c[-1].text]
     assert "clause 9.2" in revised[0][-1].text and "clause 9.3" in revised[0][-1].text
     assert {f.code for f in rs[2].failed} == {"unapproved_price", "unapproved_url"}
+    # the blind verifier saw only the brief and the draft: no task, no evidence set
+    for seen in models["verifier"].calls:
+        text = "\n".join(m.text for m in seen)
+        assert "BRIEF" in text and "DRAFT" in text
+        assert "APPROVED EVIDENCE" not in text and "Task:" not in text
+        assert "assetly.example.com/pricing" not in text.split("DRAFT:")[0]
     # the halted step: one retry, then halt; the in-flight draft never released
     assert info.value.report.error and "VerdictError" in info.value.report.error
     state = graph.get_state(cfg()).values

@@ -105,6 +105,18 @@ def crossing_json(report: Report) -> dict[str, Any]:
     }
 
 
+@dataclass
+class _Options:
+    saver: Any
+    personality: Personality
+    model: Any = None
+
+    def build(self, module: Any, **kwargs: Any) -> Any:
+        return module.build(
+            self.model, personality=self.personality, checkpointer=self.saver, **kwargs
+        )
+
+
 def _config(thread: str) -> Any:
     return {"configurable": {"thread_id": thread}}
 
@@ -142,10 +154,8 @@ def _drive(
     raise RuntimeError(f"{label}: the demo did not finish in 20 resumes")  # pragma: no cover
 
 
-def _code_review(
-    run: DemoRun, saver: Any, personality: Personality, workdir: Path, p: Progress
-) -> Any:
-    graph = code_review_pipeline.build(personality=personality, checkpointer=saver)
+def _code_review(run: DemoRun, o: _Options, workdir: Path, p: Progress) -> Any:
+    graph = o.build(code_review_pipeline)
     config = _config(run.thread_id)
     run.halted = _drive(graph, code_review_pipeline.sample_inputs(workdir), config, p, run.pipeline)
     state = graph.get_state(config).values
@@ -160,19 +170,12 @@ def _code_review(
     return graph
 
 
-def _investigation(
-    run: DemoRun, saver: Any, personality: Personality, workdir: Path, p: Progress
-) -> Any:
+def _investigation(run: DemoRun, o: _Options, workdir: Path, p: Progress) -> Any:
     case_data = load_json("investigation", "case.json")
     decision = load_json("investigation", "review.json")
     # A fresh in-memory ledger per run: a tamper mark is permanent in a persistent one,
     # so a second demo run would start from the first run's marks.
-    graph = investigation.build(
-        personality=personality,
-        checkpointer=saver,
-        ledger=InMemoryLedger(),
-        pause_before_reconcile=True,
-    )
+    graph = o.build(investigation, ledger=InMemoryLedger(), pause_before_reconcile=True)
     config = _config(run.thread_id)
     inputs = investigation.sample_inputs(workdir)
 
@@ -211,11 +214,9 @@ def _investigation(
     return graph
 
 
-def _postmortem(
-    run: DemoRun, saver: Any, personality: Personality, workdir: Path, p: Progress
-) -> Any:
+def _postmortem(run: DemoRun, o: _Options, workdir: Path, p: Progress) -> Any:
     answers = load_json("postmortem", "answers.json")
-    graph = postmortem.build(personality=personality, checkpointer=saver)
+    graph = o.build(postmortem)
     config = _config(run.thread_id)
 
     def answer(payload: Any) -> Any:
@@ -233,10 +234,8 @@ def _postmortem(
     return graph
 
 
-def _compliance(
-    run: DemoRun, saver: Any, personality: Personality, workdir: Path, p: Progress
-) -> Any:
-    graph = compliance.build(personality=personality, checkpointer=saver)
+def _compliance(run: DemoRun, o: _Options, workdir: Path, p: Progress) -> Any:
+    graph = o.build(compliance)
     config = _config(run.thread_id)
     run.halted = _drive(graph, compliance.sample_inputs(), config, p, run.pipeline)
     state = graph.get_state(config).values
@@ -278,15 +277,21 @@ def run_scenario(
     personality: Personality = "inventing",
     progress: Progress | None = None,
     workdir: str | Path | None = None,
+    model: Any = None,
 ) -> DemoRun:
-    """Run one pipeline's scenario with ``saver`` as its checkpointer."""
+    """Run one pipeline's scenario with ``saver`` as its checkpointer.
+
+    ``model`` (a chat model or a ``provider:model`` name) replaces the scripted
+    models for every role; ``None`` means ``TRUSTGATE_MODEL`` when set, else scripted.
+    """
     title, seed, fn = SCENARIOS[name]
     run = DemoRun(
         pipeline=name, title=title, seed=seed, thread_id=f"demo-{name}-{uuid.uuid4().hex[:8]}"
     )
     say = progress or (lambda _m: None)
     with tempfile.TemporaryDirectory(prefix="trustgate-demo-") as tmp:
-        graph = fn(run, saver, personality, Path(workdir) if workdir else Path(tmp), say)
+        opts = _Options(saver=saver, personality=personality, model=model)
+        graph = fn(run, opts, Path(workdir) if workdir else Path(tmp), say)
         run.reports = reports(graph, _config(run.thread_id))
     if run.halted is not None:
         run.status = "halted"

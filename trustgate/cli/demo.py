@@ -43,6 +43,13 @@ def register(sub: Any) -> None:
         "else .trustgate/trustgate.db)",
     )
     p.add_argument(
+        "--model",
+        metavar="PROVIDER:MODEL",
+        default=None,
+        help="run every role on this chat model (init_chat_model), e.g. openai:gpt-4.1-mini; "
+        "default: TRUSTGATE_MODEL when set, else the scripted models",
+    )
+    p.add_argument(
         "--all-findings", action="store_true", help="list passing findings too, not only failures"
     )
     p.set_defaults(handler=_demo)
@@ -120,6 +127,7 @@ def _demo(args: argparse.Namespace) -> int:
                 db.checkpointer,
                 personality="honest" if args.honest else "inventing",
                 progress=progress,
+                model=args.model,
             )
             progress.done()
             runs.append(run)
