@@ -318,3 +318,15 @@ async def test_pipelines_run_async_too() -> None:
     with pytest.raises(GateHalted):
         await halting.ainvoke({}, cfg("async"))
     assert (await areports(halting, cfg("async")))[-1].decision == "halted"
+
+
+def test_code_review_unparseable_builder_is_a_failed_claim_not_a_crash() -> None:
+    prose = ScriptedChatModel(responses=["All good, nothing to change!"], repeat_last=True)
+    graph = code_review.build({"builder": prose}, max_rounds=1)
+    out = graph.invoke({}, cfg())
+    assert out["review"]["verdict"] == "REQUEST_CHANGES"
+    (report,) = reports(graph, cfg())
+    assert [f.code for f in report.failed] == ["malformed_claim"]
+    mute = ScriptedChatModel(responses=["I approve."], repeat_last=True)
+    graph2 = code_review.build({"inspector": mute}, personality="honest", max_rounds=1)
+    assert graph2.invoke({}, cfg("mute"))["review"]["verdict"] == "NO_VERDICT"

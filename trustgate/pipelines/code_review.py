@@ -211,16 +211,31 @@ def _builder(
                     + "\n".join(f"- {f}" for f in failed)
                 )
             )
-        manifest = builder_model.with_structured_output(ChangesManifest).invoke(prompt)
-        return {"manifest": ChangesManifest.model_validate(manifest).model_dump(mode="json")}
+        reply = builder_model.with_structured_output(ChangesManifest, include_raw=True).invoke(
+            prompt
+        )
+        parsed = reply.get("parsed") if isinstance(reply, dict) else reply
+        if parsed is None:
+            # Unparseable output is kept as it was: the gate reports it as a malformed
+            # claim and the verdict is overridden, instead of the run crashing here.
+            raw = reply.get("raw") if isinstance(reply, dict) else None
+            return {"manifest": {"malformed": getattr(raw, "text", str(raw))}}
+        return {"manifest": ChangesManifest.model_validate(parsed).model_dump(mode="json")}
 
     def inspect(state: CodeReviewState) -> dict[str, Any]:
         manifest = state.get("manifest")
         shown = json.dumps(manifest or {}, indent=2)
-        raw = inspector_model.with_structured_output(InspectorReview).invoke(
+        reply = inspector_model.with_structured_output(InspectorReview, include_raw=True).invoke(
             [SystemMessage(INSPECTOR_PROMPT), HumanMessage(f"Manifest:\n{shown}")]
         )
-        review = InspectorReview.model_validate(raw)
+        parsed = reply.get("parsed") if isinstance(reply, dict) else reply
+        if parsed is None:  # no verdict is not an approval
+            raw = reply.get("raw") if isinstance(reply, dict) else None
+            review = InspectorReview(
+                verdict="NO_VERDICT", summary=f"unparseable: {getattr(raw, 'text', raw)!s:.200}"
+            )
+        else:
+            review = InspectorReview.model_validate(parsed)
         # The manifest the inspector vouched for travels in the same update: it is
         # what the gate replays (claims come from this step, never older state).
         return {"review": review.model_dump(mode="json"), "reviewed_manifest": manifest}
