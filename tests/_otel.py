@@ -89,3 +89,53 @@ def global_providers(otel: Otel | None) -> Iterator[None]:
 
 def hexid(n: int) -> str:
     return format(n, "016x")
+
+
+# Everything OpenLLMetry's LangchainInstrumentor patches. Its uninstrument() leaves
+# the wrappers in place with this wrapt version (unwrap() does not recognise them), so
+# its handler would keep tracing every later graph in the process: tests restore the
+# originals themselves.
+_PATCH_TARGETS = [
+    ("langchain_core.callbacks", "BaseCallbackManager", "__init__"),
+    ("langgraph.pregel", "Pregel", "stream"),
+    ("langgraph.pregel", "Pregel", "astream"),
+    ("langgraph.types", "Command", "__init__"),
+    ("langgraph.prebuilt", None, "create_react_agent"),
+    ("langgraph.prebuilt.chat_agent_executor", None, "create_react_agent"),
+    ("langchain.agents", None, "create_agent"),
+    ("langchain.agents.factory", None, "create_agent"),
+    *[
+        ("langchain.agents.middleware.types", "AgentMiddleware", hook)
+        for hook in (
+            "before_model",
+            "after_model",
+            "before_agent",
+            "after_agent",
+            "abefore_model",
+            "aafter_model",
+            "abefore_agent",
+            "aafter_agent",
+        )
+    ],
+]
+
+
+@contextmanager
+def restoring_langchain_patches() -> Iterator[None]:
+    """Put back every attribute an instrumentor patched, whatever its uninstrument did."""
+    import importlib
+
+    saved: list[tuple[Any, str, Any]] = []
+    for module_name, cls_name, attr in _PATCH_TARGETS:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        owner = getattr(module, cls_name) if cls_name else module
+        if attr in vars(owner):
+            saved.append((owner, attr, vars(owner)[attr]))
+    try:
+        yield
+    finally:
+        for owner, attr, original in saved:
+            setattr(owner, attr, original)

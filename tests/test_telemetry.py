@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any
 
 import pytest
-from _otel import Otel, global_providers, hexid, make_otel
+from _otel import Otel, global_providers, hexid, make_otel, restoring_langchain_patches
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphInterrupt
 from langgraph.graph import END, START, StateGraph
@@ -520,11 +520,12 @@ def openinference(otel: Otel) -> Iterator[Otel]:
     from openinference.instrumentation.langchain import LangChainInstrumentor
 
     inst = LangChainInstrumentor()
-    inst.instrument(tracer_provider=otel.tracer_provider)
-    try:
-        yield otel
-    finally:
-        inst.uninstrument()
+    with restoring_langchain_patches():
+        inst.instrument(tracer_provider=otel.tracer_provider)
+        try:
+            yield otel
+        finally:
+            inst.uninstrument()
 
 
 @pytest.fixture
@@ -533,11 +534,12 @@ def openllmetry(otel: Otel, monkeypatch: pytest.MonkeyPatch) -> Iterator[Otel]:
 
     monkeypatch.setenv("TRACELOOP_TRACE_CONTENT", "false")
     inst = LangchainInstrumentor()
-    inst.instrument(tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider)
-    try:
-        yield otel
-    finally:
-        inst.uninstrument()
+    with restoring_langchain_patches():
+        inst.instrument(tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider)
+        try:
+            yield otel
+        finally:
+            inst.uninstrument()
 
 
 def test_nested_under_openinference_node_span(openinference: Otel) -> None:
@@ -660,3 +662,82 @@ def test_block_without_finish_still_ends_the_span(otel: Otel) -> None:
     with telemetry.crossing_span("g", "n", tracer_provider=otel.tracer_provider):
         pass
     assert len(otel.named("trustgate.gate")) == 1
+
+
+# --- explicit parents: span_link survives a checkpoint ----------------------------------------
+
+
+class LinkState(TypedDict, total=False):
+    link: dict[str, Any] | None
+    log: Annotated[list[str], operator.add]
+
+
+def test_span_link_nests_the_gate_under_the_guarded_node(openinference: Otel) -> None:
+    """guard() runs the gate after the guarded node ended: the link carries its span."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    otel = openinference
+
+    def writer(state: LinkState, config: RunnableConfig) -> LinkState:
+        return {"link": telemetry.span_link(config)}
+
+    def gate_node(state: LinkState, config: RunnableConfig) -> LinkState:
+        with telemetry.crossing_span(
+            "inspector",
+            "writer",
+            config=config,
+            parent=state["link"],
+            tracer_provider=otel.tracer_provider,
+        ) as span:
+            with telemetry.verifier_span(span, "citation_replay") as vs:
+                vs.record([FAILED])
+            telemetry.finish_crossing(span, modified_report())
+        return {"log": ["gated"]}
+
+    b = StateGraph(LinkState)
+    b.add_node("writer", writer)
+    b.add_node("inspector", gate_node)
+    b.add_edge(START, "writer")
+    b.add_edge("writer", "inspector")
+    b.add_edge("inspector", END)
+    graph = b.compile(checkpointer=InMemorySaver())
+    out = graph.invoke({}, {"configurable": {"thread_id": "t"}})
+    assert isinstance(out["link"], dict)  # plain JSON: checkpointed with the state
+    gate = otel.one("trustgate.gate")
+    writer_span = next(s for s in otel.spans() if s.name == "writer")
+    assert gate.parent is not None
+    assert gate.parent.span_id == writer_span.context.span_id
+    assert gate.context.trace_id == writer_span.context.trace_id
+    assert out["link"]["span_id"] == hexid(writer_span.context.span_id)
+    verify = otel.one("trustgate.verify")
+    assert verify.parent is not None and verify.parent.span_id == gate.context.span_id
+
+
+def test_span_link_of_a_plain_current_span(otel: Otel) -> None:
+    tracer = otel.tracer_provider.get_tracer("app")
+    assert telemetry.span_link() is None  # nothing traced
+    with tracer.start_as_current_span("node") as node:
+        link = telemetry.span_link()
+    assert link is not None
+    run_crossing(otel, modified_report(), parent=link)
+    gate = otel.one("trustgate.gate")
+    assert gate.parent is not None
+    assert gate.parent.span_id == node.get_span_context().span_id
+
+
+def test_parent_forms(otel: Otel) -> None:
+    tracer = otel.tracer_provider.get_tracer("app")
+    with tracer.start_as_current_span("a") as a:
+        pass
+    for parent in (a, a.get_span_context(), otel_trace.set_span_in_context(a)):
+        otel.exporter.clear()
+        run_crossing(otel, modified_report(), parent=parent)
+        gate = otel.one("trustgate.gate")
+        assert gate.parent is not None and gate.parent.span_id == a.get_span_context().span_id
+    # an unusable link falls back to the current context instead of failing the crossing
+    otel.exporter.clear()
+    with tracer.start_as_current_span("outer") as outer:
+        run_crossing(otel, modified_report(), parent={"trace_id": "zz", "span_id": 1})
+    gate = otel.one("trustgate.gate")
+    assert gate.parent is not None
+    assert gate.parent.span_id == outer.get_span_context().span_id

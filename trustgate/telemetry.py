@@ -16,46 +16,70 @@ is skipped when the span does not record).
 
 What the gate must call (the integration contract)
 --------------------------------------------------
-``TrustGate.check`` / ``acheck`` wrap one crossing like this::
+Three calls, all in ``trustgate/gate.py``; ``TrustGate.check`` becomes (``acheck``
+the same, with ``await _verify_async(...)`` inside the ``verifier_span`` block)::
 
     from trustgate import telemetry
 
     def check(self, update, *, node="", state=None, context=None, attempt=1,
-              meta=None, config=None):
-        with telemetry.crossing_span(self.name, node, input_value=update,
-                                     config=config, attempt=attempt) as span:
-            ...                                        # read claims, resolve evidence
-            for v in self.verifiers:
-                with telemetry.verifier_span(span, v.name) as vs:
-                    findings = _verify_sync(v, claims, evidence)   # may raise
-                    vs.record(findings)
-            ...                                        # decide (may interrupt)
+              meta=None, config=None, parent=None):
+        with telemetry.crossing_span(self.name, node, input_value=dict(update),
+                                     config=config, parent=parent,
+                                     attempt=attempt) as span:        # (1)
+            meta = {...}
+            crossing, has_claims = self._start(update, node, state, context, attempt)
+            ...
+            if not self._restore(crossing, key) and has_claims:
+                for v in self.verifiers:
+                    try:
+                        with telemetry.verifier_span(span, v.name) as vs:   # (2)
+                            found = _verify_sync(v, crossing.claims, crossing.evidence)
+                            vs.record(found)
+                        crossing.findings.extend(found)
+                    except VerifierFailure as exc:
+                        self._fail_verifier(crossing, exc)
+                        break
+            self._decide_once(crossing, meta, key)          # may raise GraphInterrupt
             result = self._finish(crossing, meta)
-            telemetry.finish_crossing(span, result.report, output_value=result.update)
+            telemetry.finish_crossing(span, result.report,
+                                      output_value=result.update)      # (3)
             return result
 
-1. ``crossing_span(gate_name, node, input_value=..., config=...)`` around the whole
-   crossing, in the thread/task that runs it. ``config`` is the node's
-   ``RunnableConfig`` (``None`` picks up the one LangChain keeps in a context
-   variable inside any LangGraph node); it is used to find the span of the graph
-   node the gate runs in when the user traces LangGraph with OpenInference's or
-   OpenLLMetry's LangChain instrumentation. ``node`` is the guarded node's name.
+1. ``crossing_span(gate_name, node, input_value=..., config=..., parent=...)``
+   around the whole crossing, in the thread/task that runs it; ``node`` is the
+   guarded node's name. The parent is found in this order: ``parent`` (see below),
+   the span a LangChain tracer keeps for the run in ``config`` (``None`` picks up the
+   ``RunnableConfig`` LangChain keeps in a context variable inside any LangGraph
+   node, so ``guard()``'s gate node and the create_agent middleware need not pass
+   it), else the current OpenTelemetry span. With OpenInference's instrumentation
+   (which never makes its spans current) that is the run-id lookup; with
+   OpenLLMetry's it is either; under a plain outer span it is the current span.
+   Under ``guard()`` this nests the gate span in the gate node's span (a sibling
+   right after the guarded node's span). To nest it in the guarded node's span
+   itself, capture ``span_link(config)`` (a plain dict that survives checkpoints)
+   while the guarded node runs (in ``wiring._wrap_node``, next to the staged
+   update) and pass it as ``parent=``.
 2. ``verifier_span(span, verifier_name)`` around each verifier run, with
    ``.record(findings)`` on success. An exception escaping it (a crash, a
    ``VerifierFailure``, a timeout) marks that verifier span ``error`` with the
-   exception recorded, and is re-raised. It nests correctly in the verifier thread
-   when the thread runs in ``contextvars.copy_context()`` (as the gate does).
+   exception recorded, and is re-raised for the gate to handle as today. Spans a
+   verifier opens in the gate's verifier thread nest under it, because the gate runs
+   that thread in ``contextvars.copy_context()``.
 3. ``finish_crossing(span, report, output_value=...)`` once, with the crossing's
    :class:`~trustgate.report.Report`, before leaving the ``with`` block: decision and
    override attributes, one ``trustgate.override`` event per override, status
    (ERROR only when ``report.error`` is set: a verifier or the gate crashed; a
-   policy halt is an outcome, not an error) and the metrics.
+   policy halt is an outcome, not an error) and the metrics. Call it on every path
+   that returns a result, halts included.
 
 A ``GraphInterrupt`` (a :class:`~trustgate.policy.Review` pausing the run) escaping
-the block exports nothing: the crossing is re-run on resume and finishes then, so a
-reviewed crossing has exactly one span (the verifier spans of the paused attempt are
-dropped with it). Any other exception escaping the block ends the span with status
-ERROR and the exception recorded, and counts a crossing with decision ``error``.
+the block exports nothing: the crossing runs again on resume and finishes then, so a
+reviewed crossing has exactly one span. The verifier spans of the paused attempt are
+dropped with it (on resume the gate restores the findings instead of re-running the
+verifiers, so the final span has no verifier children then; the findings are in its
+attributes). Any other exception escaping the block ends the span with status ERROR
+and the exception recorded, and counts a crossing with decision ``error``; a
+:class:`~trustgate.errors.GateHalted` escaping it counts as ``halted``, not an error.
 
 Content
 -------
@@ -107,12 +131,14 @@ __all__ = [
     "CONTENT_MAX_LENGTH_ENV",
     "OVERRIDE_SPANS_ENV",
     "CrossingSpan",
+    "SpanLink",
     "Telemetry",
     "VerifierSpan",
     "configure",
     "crossing_span",
     "finish_crossing",
     "parent_context",
+    "span_link",
     "verifier_span",
 ]
 
@@ -370,6 +396,65 @@ def parent_context(
     return None
 
 
+SpanLink = dict[str, Any]
+"""A span's identity as plain JSON (``trace_id``, ``span_id``, ``trace_flags``)."""
+
+
+def span_link(config: Mapping[str, Any] | None = None) -> SpanLink | None:
+    """The span of the running graph node, as a plain dict that survives checkpoints.
+
+    ``guard()`` runs the gate in its own node after the guarded one, when the guarded
+    node's span has already ended; capture this while the guarded node runs, keep it
+    with the staged update, and pass it to :func:`crossing_span` as ``parent=`` to
+    nest the gate span under the guarded node's span. Resolved like
+    :func:`parent_context` (LangChain tracer by run id, else the current span);
+    ``None`` when nothing is traced.
+
+    Example:
+        ```python
+        link = telemetry.span_link(config)             # inside the guarded node
+        ...
+        with telemetry.crossing_span(gate, node, parent=link): ...   # in the gate
+        ```
+    """
+    ctx = parent_context(config)
+    span = otel_trace.get_current_span(ctx)
+    sc = span.get_span_context()
+    if not sc.is_valid:
+        return None
+    return {
+        "trace_id": format(sc.trace_id, "032x"),
+        "span_id": format(sc.span_id, "016x"),
+        "trace_flags": int(sc.trace_flags),
+    }
+
+
+def _explicit_parent(parent: Any) -> otel_context.Context | None:
+    if parent is None:
+        return None
+    if isinstance(parent, otel_context.Context):
+        return parent
+    if isinstance(parent, Span):
+        return otel_trace.set_span_in_context(parent)
+    if isinstance(parent, otel_trace.SpanContext):
+        sc = parent
+    elif isinstance(parent, Mapping):
+        try:
+            sc = otel_trace.SpanContext(
+                trace_id=int(str(parent["trace_id"]), 16),
+                span_id=int(str(parent["span_id"]), 16),
+                is_remote=False,
+                trace_flags=otel_trace.TraceFlags(int(parent.get("trace_flags", 1))),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+    else:
+        return None
+    if not sc.is_valid:
+        return None
+    return otel_trace.set_span_in_context(otel_trace.NonRecordingSpan(sc))
+
+
 # --- the crossing handle ---------------------------------------------------------------------
 
 
@@ -467,6 +552,7 @@ def crossing_span(
     input_value: Any = None,
     config: Mapping[str, Any] | None = None,
     parent_run_id: Any = None,
+    parent: Any = None,
     attempt: int | None = None,
     tracer_provider: otel_trace.TracerProvider | None = None,
     meter_provider: otel_metrics.MeterProvider | None = None,
@@ -477,8 +563,9 @@ def crossing_span(
 ) -> Iterator[CrossingSpan]:
     """Open the ``trustgate.gate {gate_name}`` span for one crossing and make it current.
 
-    The parent is, in order: the span a LangChain tracer (OpenInference,
-    OpenLLMetry) keeps for the run in ``config`` (or ``parent_run_id``), else the
+    The parent is, in order: ``parent`` (a :func:`span_link` dict, a ``Span``,
+    ``SpanContext`` or ``Context``); the span a LangChain tracer (OpenInference,
+    OpenLLMetry) keeps for the run in ``config`` (or ``parent_run_id``); else the
     current OpenTelemetry context. Call :func:`finish_crossing` with the report
     before the block ends.
 
@@ -489,6 +576,7 @@ def crossing_span(
         config: the running node's ``RunnableConfig``; ``None`` uses LangChain's
             context variable.
         parent_run_id: a LangChain run id to nest under, overriding the config's.
+        parent: an explicit parent, e.g. the guarded node's :func:`span_link`.
         capture_content: record full text instead of sha256+length (default:
             ``TRUSTGATE_CAPTURE_CONTENT``).
         max_content_length: truncation limit for captured text.
@@ -530,7 +618,9 @@ def crossing_span(
                     _count_crossing(handle, "halted" if _is_halt(exc) else "error")
             raise
         return
-    parent = parent_context(config, parent_run_id=parent_run_id)
+    parent_ctx = _explicit_parent(parent)
+    if parent_ctx is None:
+        parent_ctx = parent_context(config, parent_run_id=parent_run_id)
     content = _content_policy(capture_content, max_content_length)
     attrs: dict[str, Any] = {
         SPAN_KIND: "GUARDRAIL",
@@ -542,11 +632,11 @@ def crossing_span(
     attrs.update(content.value_attrs("input", input_value, openinference=True))
     span = tracer.start_span(
         f"trustgate.gate {gate_name}",
-        context=parent,
+        context=parent_ctx,
         kind=SpanKind.INTERNAL,
         attributes=attrs,
     )
-    ctx = otel_trace.set_span_in_context(span, parent)
+    ctx = otel_trace.set_span_in_context(span, parent_ctx)
     handle = CrossingSpan(
         span=span,
         gate=gate_name,
