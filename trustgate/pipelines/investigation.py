@@ -74,6 +74,7 @@ __all__ = [
     "ROLES",
     "DropUngrounded",
     "InvestigationState",
+    "ScopedGrounding",
     "build",
     "grounding_gate",
     "reconcile_gate",
