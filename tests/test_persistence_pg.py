@@ -127,6 +127,14 @@ def test_worker_killed_inside_a_gate_leaves_the_run_resumable(pg_url: str, tmp_p
         assert time.monotonic() < deadline, "the worker never reached the gate"
         time.sleep(0.05)
     assert marker.read_text() == str(p.pid)  # the verifier, inside the gate, in that worker
+    with connect(pg_url) as db:
+        # the checkpoint before the gate is written in the background (durability
+        # "async"); let it land so the run is known to be paused at the gate
+        app = build_graph().compile(checkpointer=db.checkpointer)
+        while app.get_state(cfg("kill")).next != ("checker",):
+            assert p.is_alive() and time.monotonic() < deadline, "no checkpoint before the gate"
+            time.sleep(0.05)
+    assert p.is_alive()  # still inside the gate
     os.kill(p.pid, signal.SIGKILL)
     p.join(30)
     assert p.exitcode == -signal.SIGKILL
