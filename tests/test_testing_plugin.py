@@ -115,3 +115,17 @@ def test_an_honest_run_proves_nothing() -> None:
         )
     with pytest.raises(ValueError):
         assert_lie_blocked(postmortem.build(), {}, [], config=cfg("empty"))
+
+
+def test_span_exporter_follows_a_swapped_global_provider() -> None:
+    from _otel import global_providers, make_otel
+
+    from trustgate.testing import span_exporter
+
+    with global_providers(make_otel()):
+        exporter = span_exporter()
+        exporter.clear()
+        with trace.get_tracer("plugin-test").start_as_current_span("after-swap"):
+            pass
+        assert [s.name for s in exporter.get_finished_spans()] == ["after-swap"]
+        exporter.clear()

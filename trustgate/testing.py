@@ -538,32 +538,35 @@ except ImportError:  # pragma: no cover - pytest is only needed to use the plugi
     _pt = None  # type: ignore[assignment]
 
 _SESSION_EXPORTER: Any = None
+_SESSION_PROVIDER: Any = None
 
 
 def span_exporter() -> Any:
-    """An ``InMemorySpanExporter`` attached (once per process) to the global provider.
+    """An ``InMemorySpanExporter`` attached to the global tracer provider.
 
     A global tracer provider can be set only once in OpenTelemetry, so the exporter
-    is added to the SDK provider already installed, or installs one.
+    is added to the SDK provider already installed, or installs one. If the global
+    provider changed since (a test swapped it), the same exporter is attached to the
+    new one.
     """
-    global _SESSION_EXPORTER
-    if _SESSION_EXPORTER is not None:
-        return _SESSION_EXPORTER
+    global _SESSION_EXPORTER, _SESSION_PROVIDER
     from opentelemetry import trace as otel_trace
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    exporter = InMemorySpanExporter()
+    if _SESSION_EXPORTER is None:
+        _SESSION_EXPORTER = InMemorySpanExporter()
     provider = otel_trace.get_tracer_provider()
+    if provider is _SESSION_PROVIDER:
+        return _SESSION_EXPORTER
     if not isinstance(provider, TracerProvider):
-        provider = TracerProvider()
-        otel_trace.set_tracer_provider(provider)
+        otel_trace.set_tracer_provider(TracerProvider())
         provider = otel_trace.get_tracer_provider()
     if isinstance(provider, TracerProvider):
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
-    _SESSION_EXPORTER = exporter
-    return exporter
+        provider.add_span_processor(SimpleSpanProcessor(_SESSION_EXPORTER))
+        _SESSION_PROVIDER = provider
+    return _SESSION_EXPORTER
 
 
 if _pt is not None:
