@@ -284,8 +284,7 @@ def test_temp_postgres_runs_unprivileged_on_localhost_and_cleans_up() -> None:
 
 
 async def test_async_report_is_logged_in_the_checkpoint_transaction(url: str) -> None:
-    db = await trustgate.aconnect(url)
-    async with db:
+    async with trustgate.aconnect(url) as db:
         app = build_graph().compile(checkpointer=db.checkpointer)
         await app.ainvoke({"text": LIE, "log": []}, cfg("before"))
         _block_checkpoints(db, url)

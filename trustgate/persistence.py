@@ -46,7 +46,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -622,16 +622,44 @@ def connect(url: str | os.PathLike[str] | None = None) -> Persistence:
     )
 
 
-async def aconnect(url: str | os.PathLike[str] | None = None) -> AsyncPersistence:
+class _AsyncConnect:
+    """What :func:`aconnect` returns: await it, or use it as ``async with``."""
+
+    def __init__(self, url: str | os.PathLike[str] | None) -> None:
+        self._url = url
+        self._db: AsyncPersistence | None = None
+
+    def __await__(self) -> Generator[Any, None, AsyncPersistence]:
+        return _aconnect(self._url).__await__()
+
+    async def __aenter__(self) -> AsyncPersistence:
+        self._db = await _aconnect(self._url)
+        return self._db
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._db is not None:
+            await self._db.aclose()
+
+
+def aconnect(url: str | os.PathLike[str] | None = None) -> _AsyncConnect:
     """Async :func:`connect`: ``AsyncSqliteSaver``/``AsyncSqliteStore`` or the Postgres ones.
+
+    Use it as an async context manager (closed on exit) or await it (then call
+    ``await db.aclose()``).
 
     Example:
         ```python
-        async with await trustgate.aconnect() as db:
+        async with trustgate.aconnect() as db:
             app = graph.compile(checkpointer=db.checkpointer, store=db.store)
             await app.ainvoke(inputs, config)
+
+        db = await trustgate.aconnect("postgresql://app@db/trust")
         ```
     """
+    return _AsyncConnect(url)
+
+
+async def _aconnect(url: str | os.PathLike[str] | None) -> AsyncPersistence:
     backend, target = resolve_url(url)
     if backend == "postgres":
         apg: AsyncPersistence = await _pg().aconnect_postgres(target)
