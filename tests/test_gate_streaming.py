@@ -126,11 +126,9 @@ def test_fabricated_tool_argument_never_streamed() -> None:
     g.add_edge(START, "agent")
     app = guard(g, {"agent": gate}).compile()
     parts = list(stream(app, {"messages": [HumanMessage("go")]}, stream_mode="messages"))
-    text = repr(parts)
-    assert "return 42" not in text and "c1" not in text
-    assert any(
-        c.get("id") == "c2" for chunk, _ in parts for c in getattr(chunk, "tool_call_chunks", [])
-    )
+    assert "return 42" not in repr(parts)
+    call_ids = {c.get("id") for chunk, _ in parts for c in getattr(chunk, "tool_call_chunks", [])}
+    assert call_ids == {"c2"}  # the fabricated call c1 never reached the consumer
 
 
 def test_subgraphs_true() -> None:
