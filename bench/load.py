@@ -110,6 +110,18 @@ def check(url: str, prefixes: list[str], runs: int) -> list[str]:
     return problems
 
 
+def db_work(guarded: bool) -> tuple[int, int]:
+    """Checkpoints and pending writes one run stores (what the database has to absorb)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    saver = InMemorySaver()
+    app = build_graph(guarded=guarded).compile(checkpointer=saver)
+    app.invoke({"text": LIE, "log": []}, cfg("count"))
+    checkpoints = len(list(saver.list(cfg("count"))))
+    writes = sum(len(w) for w in saver.writes.values())
+    return checkpoints, writes
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=1000)
@@ -146,6 +158,11 @@ def main() -> int:
     )
     verdict = "met" if ratio >= TARGET else "MISSED"
     print(f"  ratio      {ratio:8.2f}x   (target >= {TARGET}x: {verdict})")
+    (pc, pw), (gc, gw) = db_work(False), db_work(True)
+    print(
+        f"  per run    unguarded {pc} checkpoints + {pw} writes; guarded {gc} checkpoints + "
+        f"{gw} writes (the gate is a real node: one more superstep, staged update)"
+    )
     if problems:
         print(f"  reports    FAILED: {len(problems)} problem(s)")
         for p in problems[:20]:
