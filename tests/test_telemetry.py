@@ -741,3 +741,12 @@ def test_parent_forms(otel: Otel) -> None:
     gate = otel.one("trustgate.gate")
     assert gate.parent is not None
     assert gate.parent.span_id == outer.get_span_context().span_id
+
+
+def test_public_names() -> None:
+    import trustgate
+
+    assert trustgate.telemetry is telemetry
+    assert trustgate.configure_telemetry is telemetry.configure
+    assert trustgate.Telemetry is telemetry.Telemetry
+    assert {"telemetry", "configure_telemetry", "Telemetry"} <= set(trustgate.__all__)
