@@ -115,6 +115,11 @@ class Finding(BaseModel):
         _setattr(obj, "__pydantic_private__", None)
         return obj
 
+    def _repr_html_(self) -> str:
+        from trustgate.render import finding_html
+
+        return finding_html(self)
+
     def __str__(self) -> str:
         where = f" [{self.subject}]" if self.subject else ""
         return f"{self.status.upper()} {self.verifier}/{self.code}{where}: {self.message}"

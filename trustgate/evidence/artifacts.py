@@ -107,6 +107,11 @@ class Artifact(BaseModel):
             other.verification,
         )
 
+    def _repr_html_(self) -> str:
+        from trustgate.render import artifact_html
+
+        return artifact_html(self)
+
     def __str__(self) -> str:
         return f"{self.uri} [{self.verification}, sha256:{(self.content_hash or '-')[:12]}]"
 
