@@ -245,3 +245,34 @@ def test_several_gates_on_one_node_and_guard_twice() -> None:
     assert {"inspector", "publish_gate"} <= set(twice.nodes)
     out2 = twice.compile().invoke({"log": []})
     assert [r.gate for r in out2["trust_reports"]] == ["inspector", "verdict_words", "publish_gate"]
+
+
+@pytest.mark.parametrize("kind", ["raises", "hangs"])
+def test_broken_verifier_in_a_graph_halts_and_releases_nothing(kind: str) -> None:
+    import time
+
+    def broken(claims: Any, evidence: Evidence) -> list[Finding]:
+        if kind == "raises":
+            raise OSError("verifier crashed")
+        time.sleep(2)
+        return [Finding.ok("slow")]
+
+    gate = TrustGate(
+        "inspector",
+        reads=FromKey("review", model=Review),
+        verifiers=[FunctionVerifier(broken, name="broken", timeout=0.2)],
+        policy=Halt(),
+    )
+    app = guard(reviewer_graph(lying_model(TRUTH)), {"reviewer": gate}).compile(
+        checkpointer=InMemorySaver()
+    )
+    with pytest.raises(GateHalted) as info:
+        app.invoke({"log": []}, cfg(kind))
+    report = info.value.report
+    assert report.error is not None and "broken" in report.error
+    assert [f.code for f in report.failed] == [
+        "verifier_error" if kind == "raises" else "verifier_timeout"
+    ]
+    values = app.get_state(cfg(kind)).values
+    assert "review" not in values and values["log"] == []
+    assert [r.decision for r in reports(app, cfg(kind))] == ["halted"]
