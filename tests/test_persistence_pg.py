@@ -1,5 +1,8 @@
 """Issue 7's guarantees, each against a real PostgreSQL server and real processes.
 
+(The review and kill tests also run on a SQLite file shared by processes on one
+machine, the default backend.)
+
 * two processes acquiring the same locator at the same moment → one artifact;
 * a review interrupt raised by one worker process is resumed by another;
 * a worker SIGKILLed inside a gate leaves the run resumable, with exactly one
@@ -89,9 +92,17 @@ def test_two_processes_acquiring_one_locator_store_one_artifact(
         ledger.close()
 
 
-def test_review_raised_by_one_process_is_resumed_by_another(pg_url: str) -> None:
-    assert _run(worker_invoke, pg_url, "rev", LIE, "review", None) == 0
-    with connect(pg_url) as db:
+@pytest.fixture(params=["postgres", "sqlite"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """PostgreSQL (the scale-out path) and, on one machine, a shared SQLite file."""
+    if request.param == "sqlite":
+        return str(tmp_path / "shared.db")
+    return str(request.getfixturevalue("pg_url"))
+
+
+def test_review_raised_by_one_process_is_resumed_by_another(db_url: str) -> None:
+    assert _run(worker_invoke, db_url, "rev", LIE, "review", None) == 0
+    with connect(db_url) as db:
         app = build_graph(policy="review").compile(checkpointer=db.checkpointer)
         paused = app.get_state(cfg("rev"))
         (intr,) = paused.interrupts
@@ -100,9 +111,9 @@ def test_review_raised_by_one_process_is_resumed_by_another(pg_url: str) -> None
         assert "verdict" not in paused.values  # nothing downstream ran
         assert db.history(thread="rev") == []  # a paused crossing has no report yet
 
-    assert _run(worker_resume, pg_url, "rev", {"type": "approve", "by": "bob"}, "review") == 0
+    assert _run(worker_resume, db_url, "rev", {"type": "approve", "by": "bob"}, "review") == 0
 
-    with connect(pg_url) as db:
+    with connect(db_url) as db:
         app = build_graph(policy="review").compile(checkpointer=db.checkpointer)
         done = app.get_state(cfg("rev"))
         assert done.next == ()
@@ -117,9 +128,9 @@ def test_review_raised_by_one_process_is_resumed_by_another(pg_url: str) -> None
         assert [r.id for r in done.values["trust_reports"]] == [report.id]
 
 
-def test_worker_killed_inside_a_gate_leaves_the_run_resumable(pg_url: str, tmp_path: Path) -> None:
+def test_worker_killed_inside_a_gate_leaves_the_run_resumable(db_url: str, tmp_path: Path) -> None:
     marker = tmp_path / "inside-gate"
-    p = SPAWN.Process(target=worker_invoke, args=(pg_url, "kill", LIE, "override", str(marker)))
+    p = SPAWN.Process(target=worker_invoke, args=(db_url, "kill", LIE, "override", str(marker)))
     p.start()
     deadline = time.monotonic() + 120
     while not marker.exists():
@@ -127,7 +138,7 @@ def test_worker_killed_inside_a_gate_leaves_the_run_resumable(pg_url: str, tmp_p
         assert time.monotonic() < deadline, "the worker never reached the gate"
         time.sleep(0.05)
     assert marker.read_text() == str(p.pid)  # the verifier, inside the gate, in that worker
-    with connect(pg_url) as db:
+    with connect(db_url) as db:
         # the checkpoint before the gate is written in the background (durability
         # "async"); let it land so the run is known to be paused at the gate
         app = build_graph().compile(checkpointer=db.checkpointer)
@@ -139,16 +150,16 @@ def test_worker_killed_inside_a_gate_leaves_the_run_resumable(pg_url: str, tmp_p
     p.join(30)
     assert p.exitcode == -signal.SIGKILL
 
-    with connect(pg_url) as db:
+    with connect(db_url) as db:
         app = build_graph().compile(checkpointer=db.checkpointer)
         stopped = app.get_state(cfg("kill"))
         assert stopped.next == ("checker",)  # the gate node is what is pending
         assert "verdict" not in stopped.values
         assert db.history(thread="kill") == []  # the unfinished crossing left no report
 
-    assert _run(worker_resume, pg_url, "kill", None, "override") == 0
+    assert _run(worker_resume, db_url, "kill", None, "override") == 0
 
-    with connect(pg_url) as db:
+    with connect(db_url) as db:
         app = build_graph().compile(checkpointer=db.checkpointer)
         done = app.get_state(cfg("kill"))
         assert done.next == ()
