@@ -111,9 +111,11 @@ import os
 import time
 import weakref
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, suppress
+from contextvars import Token
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Any, Literal
 
 from langchain_core.runnables.config import var_child_runnable_config
@@ -544,7 +546,6 @@ def _is_halt(exc: BaseException) -> bool:
     return isinstance(exc, GateHalted)
 
 
-@contextmanager
 def crossing_span(
     gate_name: str,
     node: str,
@@ -560,7 +561,7 @@ def crossing_span(
     max_content_length: int | None = None,
     override_spans: bool | None = None,
     max_events: int | None = None,
-) -> Iterator[CrossingSpan]:
+) -> AbstractContextManager[CrossingSpan]:
     """Open the ``trustgate.gate {gate_name}`` span for one crossing and make it current.
 
     The parent is, in order: ``parent`` (a :func:`span_link` dict, a ``Span``,
@@ -593,94 +594,160 @@ def crossing_span(
             telemetry.finish_crossing(span, result.report, output_value=result.update)
         ```
     """
-    tracer = _tracer(tracer_provider)
-    instruments = _meters(meter_provider)
-    if tracer is _NOOP_TRACER:
-        # no SDK: nothing records, so no parent lookup, no attributes, no context
-        handle = CrossingSpan(
-            span=otel_trace.INVALID_SPAN,
-            gate=gate_name,
-            node=node,
-            context=otel_context.get_current(),
-            content=_NO_CAPTURE,
-            override_spans=False,
-            max_events=max_events,
+    return _CrossingScope(
+        gate_name,
+        node,
+        input_value,
+        config,
+        parent_run_id,
+        parent,
+        attempt,
+        tracer_provider,
+        meter_provider,
+        capture_content,
+        max_content_length,
+        override_spans,
+        max_events,
+    )
+
+
+class _CrossingScope(AbstractContextManager[CrossingSpan]):
+    """The context manager behind :func:`crossing_span` (a class: it is on the hot path)."""
+
+    __slots__ = (
+        "_attempt",
+        "_capture",
+        "_config",
+        "_gate",
+        "_handle",
+        "_input",
+        "_limit",
+        "_max_events",
+        "_meter_provider",
+        "_node",
+        "_override_spans",
+        "_parent",
+        "_parent_run_id",
+        "_token",
+        "_tracer_provider",
+    )
+
+    def __init__(
+        self,
+        gate: str,
+        node: str,
+        input_value: Any,
+        config: Mapping[str, Any] | None,
+        parent_run_id: Any,
+        parent: Any,
+        attempt: int | None,
+        tracer_provider: otel_trace.TracerProvider | None,
+        meter_provider: otel_metrics.MeterProvider | None,
+        capture: bool | None,
+        limit: int | None,
+        override_spans: bool | None,
+        max_events: int | None,
+    ) -> None:
+        self._gate, self._node, self._input = gate, node, input_value
+        self._config, self._parent_run_id, self._parent = config, parent_run_id, parent
+        self._attempt = attempt
+        self._tracer_provider, self._meter_provider = tracer_provider, meter_provider
+        self._capture, self._limit = capture, limit
+        self._override_spans, self._max_events = override_spans, max_events
+        self._token: Token[otel_context.Context] | None = None
+
+    def __enter__(self) -> CrossingSpan:
+        tracer = _tracer(self._tracer_provider)
+        instruments = _meters(self._meter_provider)
+        if tracer is _NOOP_TRACER:
+            # no SDK: nothing records, so no parent lookup, no attributes, no context
+            self._handle = CrossingSpan(
+                span=otel_trace.INVALID_SPAN,
+                gate=self._gate,
+                node=self._node,
+                context=otel_context.get_current(),
+                content=_NO_CAPTURE,
+                override_spans=False,
+                max_events=self._max_events,
+                tracer=tracer,
+                instruments=instruments,
+                noop=True,
+            )
+            return self._handle
+        parent_ctx = _explicit_parent(self._parent)
+        if parent_ctx is None:
+            parent_ctx = parent_context(self._config, parent_run_id=self._parent_run_id)
+        content = _content_policy(self._capture, self._limit)
+        attrs: dict[str, Any] = {
+            SPAN_KIND: "GUARDRAIL",
+            "trustgate.gate.name": self._gate,
+            "trustgate.gate.node": self._node,
+        }
+        if self._attempt is not None:
+            attrs["trustgate.attempt"] = self._attempt
+        attrs.update(content.value_attrs("input", self._input, openinference=True))
+        span = tracer.start_span(
+            f"trustgate.gate {self._gate}",
+            context=parent_ctx,
+            kind=SpanKind.INTERNAL,
+            attributes=attrs,
+        )
+        ctx = otel_trace.set_span_in_context(span, parent_ctx)
+        override_spans = self._override_spans
+        self._handle = CrossingSpan(
+            span=span,
+            gate=self._gate,
+            node=self._node,
+            context=ctx,
+            content=content,
+            override_spans=_env_flag(OVERRIDE_SPANS_ENV)
+            if override_spans is None
+            else override_spans,
+            max_events=self._max_events,
             tracer=tracer,
             instruments=instruments,
-            noop=True,
         )
-        try:
-            yield handle
-        except BaseException as exc:
-            if not handle.finished and not _is_interrupt(exc):
-                handle.finished = True
-                if not instruments.noop:
-                    _count_crossing(handle, "halted" if _is_halt(exc) else "error")
-            raise
-        return
-    parent_ctx = _explicit_parent(parent)
-    if parent_ctx is None:
-        parent_ctx = parent_context(config, parent_run_id=parent_run_id)
-    content = _content_policy(capture_content, max_content_length)
-    attrs: dict[str, Any] = {
-        SPAN_KIND: "GUARDRAIL",
-        "trustgate.gate.name": gate_name,
-        "trustgate.gate.node": node,
-    }
-    if attempt is not None:
-        attrs["trustgate.attempt"] = attempt
-    attrs.update(content.value_attrs("input", input_value, openinference=True))
-    span = tracer.start_span(
-        f"trustgate.gate {gate_name}",
-        context=parent_ctx,
-        kind=SpanKind.INTERNAL,
-        attributes=attrs,
-    )
-    ctx = otel_trace.set_span_in_context(span, parent_ctx)
-    handle = CrossingSpan(
-        span=span,
-        gate=gate_name,
-        node=node,
-        context=ctx,
-        content=content,
-        override_spans=_env_flag(OVERRIDE_SPANS_ENV) if override_spans is None else override_spans,
-        max_events=max_events,
-        tracer=tracer,
-        instruments=instruments,
-    )
-    token = otel_context.attach(ctx)
-    try:
-        yield handle
-    except BaseException as exc:
-        if _is_interrupt(exc):
+        self._token = otel_context.attach(ctx)
+        return self._handle
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        handle = self._handle
+        if self._token is not None:
+            otel_context.detach(self._token)
+            self._token = None
+        if exc is not None and _is_interrupt(exc):
             # paused for review: the crossing finishes after resume, in a new span
             handle.pending.clear()
             handle.finished = True
-            raise
-        if not handle.finished:
-            handle._end_pending()
-            if span.is_recording() and not _is_halt(exc):
+            return
+        if handle.finished:
+            return
+        handle.finished = True
+        if handle.noop:
+            if exc is not None and not handle.instruments.noop:
+                _count_crossing(handle, "halted" if _is_halt(exc) else "error")
+            return
+        span = handle.span
+        handle._end_pending()
+        if exc is not None:
+            # the gate itself crashed (a GateHalted is an outcome, not a crash)
+            if not _is_halt(exc):
                 span.record_exception(exc)
                 span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
                 span.set_attribute("trustgate.decision", "error")
-            decision = "halted" if _is_halt(exc) else "error"
-            _count_crossing(handle, decision)
-            handle.finished = True
-            span.end()
-        raise
-    finally:
-        otel_context.detach(token)
-    if not handle.finished:
-        # the gate forgot finish_crossing: still close the span, with no decision
-        handle._end_pending()
-        handle.finished = True
+            _count_crossing(handle, "halted" if _is_halt(exc) else "error")
+        # else: the gate never called finish_crossing; close the span, no decision
         span.end()
 
 
-@contextmanager
 def verifier_span(
     crossing: CrossingSpan, verifier_name: str, *, attempt: int | None = None
-) -> Iterator[VerifierSpan]:
+) -> AbstractContextManager[VerifierSpan]:
     """A ``trustgate.verify {verifier}`` child span (``EVALUATOR``) for one verifier run.
 
     An exception escaping the block marks the run ``error`` (status ERROR, exception
@@ -692,43 +759,55 @@ def verifier_span(
             vs.record(verifier.verify(claims, evidence))
         ```
     """
-    if crossing.noop:
-        vs = VerifierSpan(span=otel_trace.INVALID_SPAN, name=verifier_name)
-        crossing.verifiers.append(vs)
-        try:
-            yield vs
-        except BaseException as exc:
-            if not _is_interrupt(exc):
-                vs.outcome = "error"
-            raise
-        return
-    parent = crossing.context  # holds the gate span, whichever thread we are in
-    attrs: dict[str, Any] = {
-        SPAN_KIND: "EVALUATOR",
-        "trustgate.verifier.name": verifier_name,
-        "trustgate.gate.name": crossing.gate,
-    }
-    if attempt is not None:
-        attrs["trustgate.attempt"] = attempt
-    span = crossing.tracer.start_span(
-        f"trustgate.verify {verifier_name}", context=parent, attributes=attrs
-    )
-    vs = VerifierSpan(span=span, name=verifier_name)
-    crossing.verifiers.append(vs)
-    token = otel_context.attach(otel_trace.set_span_in_context(span, parent))
-    try:
-        yield vs
-    except BaseException as exc:
-        if not _is_interrupt(exc):
+    return _VerifierScope(crossing, verifier_name, attempt)
+
+
+class _VerifierScope(AbstractContextManager[VerifierSpan]):
+    __slots__ = ("_attempt", "_crossing", "_name", "_token", "_vs")
+
+    def __init__(self, crossing: CrossingSpan, name: str, attempt: int | None) -> None:
+        self._crossing, self._name, self._attempt = crossing, name, attempt
+        self._token: Token[otel_context.Context] | None = None
+
+    def __enter__(self) -> VerifierSpan:
+        crossing = self._crossing
+        if crossing.noop:
+            self._vs = VerifierSpan(span=otel_trace.INVALID_SPAN, name=self._name)
+            crossing.verifiers.append(self._vs)
+            return self._vs
+        parent = crossing.context  # holds the gate span, whichever thread we are in
+        attrs: dict[str, Any] = {
+            SPAN_KIND: "EVALUATOR",
+            "trustgate.verifier.name": self._name,
+            "trustgate.gate.name": crossing.gate,
+        }
+        if self._attempt is not None:
+            attrs["trustgate.attempt"] = self._attempt
+        span = crossing.tracer.start_span(
+            f"trustgate.verify {self._name}", context=parent, attributes=attrs
+        )
+        self._vs = VerifierSpan(span=span, name=self._name)
+        crossing.verifiers.append(self._vs)
+        self._token = otel_context.attach(otel_trace.set_span_in_context(span, parent))
+        return self._vs
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        vs = self._vs
+        if exc is not None and not _is_interrupt(exc):
             vs.outcome = "error"
-            if span.is_recording():
-                span.record_exception(exc)
-                span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
-                span.set_attribute("trustgate.verifier.outcome", "error")
-        raise
-    finally:
-        otel_context.detach(token)
-        crossing.pending.append((span, time.time_ns()))
+            if vs.span.is_recording():
+                vs.span.record_exception(exc)
+                vs.span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+                vs.span.set_attribute("trustgate.verifier.outcome", "error")
+        if self._token is not None:
+            otel_context.detach(self._token)
+            self._token = None
+            self._crossing.pending.append((vs.span, time.time_ns()))
 
 
 # --- finishing -------------------------------------------------------------------------------
@@ -825,14 +904,16 @@ def _annotate(
         if output_value is not None
         else {"decision": report.decision, "released": report.released}
     )
-    kinds = list(dict.fromkeys(o.kind for o in overrides))
+    by_kind: dict[str, int] = {}  # first-seen order
+    for o in overrides:
+        by_kind[o.kind] = by_kind.get(o.kind, 0) + 1
+    kinds = list(by_kind)
     limit = _event_limit(span, crossing.max_events)
     errored = report.error is not None or exception is not None
     room = max(0, limit - (1 if errored else 0))
     emitted = min(len(overrides), room)
     dropped = len(overrides) - emitted
-    by_kind = Counter(o.kind for o in overrides)
-    summary = ", ".join(f"{k}×{by_kind[k]}" for k in kinds) or "none"
+    summary = ", ".join(f"{k}×{n}" for k, n in by_kind.items()) or "none"
     attrs: dict[str, Any] = {
         "trustgate.decision": report.decision,
         "trustgate.released": report.released,
