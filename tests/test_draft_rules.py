@@ -317,3 +317,54 @@ def test_large_draft_is_handled() -> None:
     draft = "Latency rose at 14:02. [[1]] The deploy caused it.\n\n" * 5000
     verdict = verify_draft(draft, RECORD)
     assert len(verdict.removed) == 5000 and len(verdict.gaps) == 5000
+
+
+def test_anchor_dispatch_never_changes_a_verdict() -> None:
+    """The scan that skips sentences is a speed-up only: same answers as trying all."""
+    import json
+    import re
+    from pathlib import Path
+
+    from trustgate.verifiers.rules import normalise
+
+    corpus = Path(__file__).parent / "corpus" / "draft_sentences.jsonl"
+    texts = [json.loads(line)["text"] for line in corpus.read_text("utf-8").splitlines()]
+    for name in ("causal", "hedge"):
+        lexicon = Lexicon.from_package(name)
+        everything = re.compile("|".join(f.pattern for f in lexicon._match.fragments))
+        masks = lexicon._except.fragments if lexicon._except is not None else []
+        for text in texts:
+            for variant in (text, text.upper(), "x " + text, text.replace(" ", " \n  ")):
+                n = normalise(variant)
+                full = everything.search(n)
+                if full is not None and masks:
+                    masked = n
+                    for mask in masks:
+                        masked = mask.sub(lambda m: " " * len(m.group()), masked)
+                    full = everything.search(masked)
+                assert (full is not None) == (lexicon.search(n) is not None), (name, variant)
+                whole = verify_draft(variant, Record()).removed
+                per_sentence = verify_draft(
+                    variant, Record(), rules=[_NoScan(r) for r in DEFAULT_RULES]
+                ).removed
+                assert [r.rule for r in whole] == [r.rule for r in per_sentence], variant
+    for joiner in (" ", "\n", "\n\n- ", " \u00a0", "  "):
+        draft = joiner.join(texts)
+        fast = verify_draft(draft, Record())
+        slow = verify_draft(draft, Record(), rules=[_NoScan(r) for r in DEFAULT_RULES])
+        assert fast.text == slow.text
+        assert [(r.start, r.rule) for r in fast.removed] == [
+            (r.start, r.rule) for r in slow.removed
+        ]
+
+
+class _NoScan(SentenceRule):
+    """Wraps a rule without its ``positions`` speed-up: every sentence is checked."""
+
+    def __init__(self, inner: SentenceRule) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.code = inner.code
+
+    def check(self, sentence: DraftSentence) -> str | None:
+        return self.inner.check(sentence)

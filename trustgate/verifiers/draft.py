@@ -22,6 +22,7 @@ Everything here is deterministic: no clock, no network, no model.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -31,7 +32,13 @@ from trustgate.errors import ConfigurationError, InputError
 from trustgate.evidence.record import Record
 from trustgate.findings import Finding
 from trustgate.verifiers.gaps import GAP_LABEL, gap_question, testimony_text
-from trustgate.verifiers.rules import DEFAULT_RULES, DraftSentence, SentenceRule, normalise
+from trustgate.verifiers.rules import (
+    DEFAULT_RULES,
+    DraftSentence,
+    SentenceRule,
+    document_form,
+    normalise,
+)
 from trustgate.verifiers.segment import Segment, segment
 
 __all__ = [
@@ -353,27 +360,44 @@ def verify_draft(
     lines = rec.lines
 
     invalid: list[InvalidCitation] = []
-    units: list[_Unit] = []
-    for seg in segment(draft):
-        if seg.kind == "code":
-            continue  # fenced code passes through: never scanned, never deleted
-        unit = _Unit(seg, draft[seg.start : seg.end])
-        if "[[" in unit.text:
+    # fenced code passes through: never scanned, never deleted
+    units = [_Unit(seg, draft[seg.start : seg.end]) for seg in segment(draft) if seg.kind != "code"]
+    starts = [u.seg.start for u in units]
+    # Which units could each rule fire on? Rules that can say where to look (the
+    # lexicon rules) are only shown the sentences holding a possible match.
+    document = document_form(draft) if units else None
+    reach: list[set[int] | None] = []
+    for rule in ruleset:
+        where = rule.positions(document) if document is not None else None
+        if where is None:
+            reach.append(None)
+            continue
+        hit: set[int] = set()
+        for p in where:
+            i = bisect_right(starts, p) - 1
+            if i >= 0 and p < units[i].seg.end:
+                hit.add(i)
+        reach.append(hit)
+    for i, unit in enumerate(units):
+        marked = "[[" in unit.text
+        if marked:
             unit.cited = _citations(unit, lines, invalid)
+        todo = [r for r, h in zip(ruleset, reach, strict=True) if marked or h is None or i in h]
+        if not todo:
+            continue
         view = DraftSentence(
             text=unit.text,
-            plain=_MARKER.sub("", unit.text) if "[[" in unit.text else unit.text,
+            plain=_MARKER.sub("", unit.text) if marked else unit.text,
             normalised=normalise(unit.text),
             cited=unit.cited,
             invalid=(),
-            kind=seg.kind,
+            kind=unit.seg.kind,
             record=rec,
         )
-        for rule in ruleset:
+        for rule in todo:
             reason = rule.check(view)
             if reason is not None:
                 unit.reasons.append((rule, reason))
-        units.append(unit)
 
     # Group deleted units into runs (consecutive, same block): one gap per run.
     runs: list[list[int]] = []

@@ -57,6 +57,19 @@ _SPACE = re.compile(r"\s+")
 _MARKER_ANY = re.compile(r"\[\[[^\[\]\n]*\]\]")
 
 
+_DOCUMENT = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "`": " ", "*": " ", "_": " "})
+
+
+def document_form(draft: str) -> str | None:
+    """The whole draft as :meth:`SentenceRule.positions` reads it, or ``None``.
+
+    ``None`` when lower-casing changes the length (a few Unicode letters do), since
+    offsets must line up with the draft; the verifier then checks every sentence.
+    """
+    doc = draft.translate(_DOCUMENT).lower()
+    return doc if len(doc) == len(draft) else None
+
+
 def normalise(text: str) -> str:
     """The form lexicons match against: lower case, no markers, one space, plain quotes."""
     if "[[" in text:
@@ -102,6 +115,17 @@ class SentenceRule(ABC):
     @abstractmethod
     def check(self, sentence: DraftSentence) -> str | None:
         """Return why ``sentence`` must be deleted, or ``None`` to keep it."""
+
+    def positions(self, document: str) -> list[int] | None:
+        """Optional speed-up: offsets in ``document`` where the rule could fire.
+
+        ``document`` is the whole draft lower-cased, with emphasis marks and curly
+        quotes made plain (same length as the draft). Sentences holding none of the
+        offsets (and no citation marker) are not shown to :meth:`check`. ``None``, the
+        default, means every sentence is checked.
+        """
+        del document
+        return None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
@@ -187,60 +211,150 @@ def _first_of(seq: Any) -> tuple[set[str] | None, bool]:
     return acc, True
 
 
-def _anchors(seq: Any) -> set[str] | None:
+def _ends_at_word_start(seq: Any, before: bool) -> bool:
+    """Whether what follows a match of ``seq`` begins a word (it ends on a space...)."""
+    state = before
+    for op, av in seq:
+        if op is _c.LITERAL:
+            ch = chr(av)
+            state = not (ch.isalnum() or ch == "_")
+        elif op is _c.AT:
+            state = state or av is _c.AT_BEGINNING or av is _c.AT_BOUNDARY
+        elif op in (_c.ASSERT, _c.ASSERT_NOT):
+            continue
+        elif op is _c.IN:
+            state = all(
+                kind is _c.LITERAL and not (chr(arg).isalnum() or chr(arg) == "_")
+                for kind, arg in av
+            )
+        elif op is _c.SUBPATTERN:
+            state = _ends_at_word_start(av[-1], state)
+        elif op is _c.BRANCH:
+            state = all(_ends_at_word_start(branch, state) for branch in av[1])
+        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
+            after = _ends_at_word_start(av[2], state)
+            state = after if av[0] >= 1 else (after and state)
+        else:
+            state = False
+    return state
+
+
+_LEAD_MAX = 96
+
+
+def _leading(seq: list[Any]) -> set[str] | None:
+    """Literal prefixes every match of ``seq`` starts with (branches expanded).
+
+    ``None`` when there are too many to be useful. A prefix stops where the pattern
+    stops being literal, so ``""`` in the result means "could start with anything".
+    """
+    if not seq:
+        return {""}
+    op, av = seq[0]
+    rest = seq[1:]
+    if op is _c.LITERAL:
+        tail = _leading(rest)
+        if tail is None:
+            return {chr(av)}
+        return {(chr(av) + t)[:16] for t in tail}
+    if op in (_c.AT, _c.ASSERT, _c.ASSERT_NOT):
+        return _leading(rest)
+    if op is _c.SUBPATTERN:
+        return _leading(list(av[-1]) + rest)
+    if op is _c.BRANCH:
+        out: set[str] = set()
+        for branch in av[1]:
+            part = _leading(list(branch) + rest)
+            if part is None:
+                return None
+            out |= part
+            if len(out) > _LEAD_MAX:
+                return None
+        return out
+    if op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
+        lo, hi, item = av
+        if lo == 1 and hi == 1:
+            return _leading(list(item) + rest)
+        first = _leading(list(item))
+        if first is None:
+            return None
+        if lo >= 1:
+            return first
+        after = _leading(rest)
+        if after is None:
+            return None
+        out = first | after
+        return out if len(out) <= _LEAD_MAX else None
+    return {""}
+
+
+def _anchors(seq: Any, at_word_start: bool = True) -> set[str] | None:
     """Literal strings of which every match of a parsed pattern contains one.
 
-    ``None`` when no such set was found. Used to build a cheap prefilter: a sentence
-    containing none of a lexicon's anchors cannot match it.
+    Each anchor begins a word in the text (it starts the pattern, or follows a space,
+    punctuation or ``\\b``), because the scan only looks at word starts. ``None``
+    when no such set was found. A sentence containing none of a lexicon's anchors
+    cannot match it, which is what makes the scan cheap.
     """
     best: set[str] | None = None
 
+    def score(words: set[str]) -> tuple[int, int]:
+        return (min(len(w.strip()) for w in words), -len(words))
+
     def better(cand: set[str] | None) -> None:
         nonlocal best
-        if not cand or "" in cand:
+        if not cand or any(not w.strip() for w in cand):
             return
-        if best is None:
-            best = cand
-            return
-
-        def score(words: set[str]) -> tuple[int, int]:
-            return (min(len(w.strip()) for w in words), -len(words))
-
-        if score(cand) > score(best):
+        if best is None or score(cand) > score(best):
             best = cand
 
+    if at_word_start:
+        better(_leading(list(seq)))
     run: list[str] = []
+    run_ok = False
+    word_start = at_word_start  # may the next literal begin a word?
     for op, av in seq:
         if op is _c.LITERAL:
-            run.append(chr(av))
+            ch = chr(av)
+            if not run:
+                run_ok = word_start or not (ch.isalnum() or ch == "_")
+            run.append(ch)
+            word_start = not (ch.isalnum() or ch == "_")
             continue
-        if op in (_c.AT, _c.ASSERT, _c.ASSERT_NOT):
-            if op is not _c.AT:
-                better({"".join(run)} if run else None)
+        if op is _c.AT:
+            if av is _c.AT_BOUNDARY or av is _c.AT_BEGINNING:
+                if run and run_ok:
+                    better({"".join(run)})
                 run = []
+                word_start = True
             continue
-        better({"".join(run)} if run else None)
+        if run and run_ok:
+            better({"".join(run)})
         run = []
+        if op in (_c.ASSERT, _c.ASSERT_NOT):
+            continue  # zero width: the position, and whether it starts a word, stay
         cand: set[str] | None = None
         if op is _c.SUBPATTERN:
-            cand = _anchors(av[-1])
+            cand = _anchors(av[-1], word_start)
         elif op is _c.BRANCH:
             union: set[str] = set()
             for branch in av[1]:
-                part = _anchors(branch)
+                part = _anchors(branch, word_start)
                 if part is None:
                     union = set()
                     break
                 union |= part
             cand = union or None
         elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and av[0] >= 1:
-            cand = _anchors(av[2])
+            cand = _anchors(av[2], word_start)
         better(cand)
-    better({"".join(run)} if run else None)
+        word_start = _ends_at_word_start([(op, av)], word_start)
+    if run and run_ok:
+        better({"".join(run)})
     return best
 
 
-def _trie_pattern(words: set[str]) -> str:
+def _trie_pattern(words: set[str], loose_spaces: bool = False) -> str:
     """One regex matching any of ``words``, shaped as a trie so sre rejects fast."""
     trie: dict[str, Any] = {}
     for word in words:
@@ -252,15 +366,157 @@ def _trie_pattern(words: set[str]) -> str:
     def emit(node: dict[str, Any]) -> str:
         if "" in node:
             return ""  # a shorter anchor already suffices
-        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items())]
+        alts = [
+            (r"\s+" if loose_spaces and ch == " " else re.escape(ch)) + emit(child)
+            for ch, child in sorted(node.items())
+        ]
         return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
     return emit(trie)
 
 
+_SIMPLE_ALT = re.compile(r"(?:[a-z0-9' -]\??)+")
+
+
+def _expand_optional(alt: str) -> list[str]:
+    """``engineers?`` -> ``engineer``, ``engineers``; ``on-?call`` -> both spellings."""
+    out = [""]
+    i = 0
+    while i < len(alt):
+        ch = alt[i]
+        if i + 1 < len(alt) and alt[i + 1] == "?":
+            out = [o + c for o in out for c in ("", ch)]
+            i += 2
+        else:
+            out = [o + ch for o in out]
+            i += 1
+    return out
+
+
+def _trie_exact(words: Iterable[str]) -> str:
+    """A regex matching exactly ``words``, shaped as a trie (cheap to reject)."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        if "" in node:
+            return "(?:" + body + ")?" if len(alts) == 1 else body + "?"
+        return body
+
+    return emit(trie)
+
+
+def _optimise_macro(body: str) -> str:
+    """Rewrite a macro that is a list of words as a trie; leave anything else alone.
+
+    Word lists (``@human = (?:we|i|engineers?|...)``) are checked at every word of a
+    sentence inside negative lookaheads; as a trie each check is a few character
+    tests instead of one test per word in the list.
+    """
+    if not (body.startswith("(?:") and body.endswith(")")):
+        return body
+    alts = _top_level_alternatives(body[3:-1])
+    simple = [a for a in alts if _SIMPLE_ALT.fullmatch(a)]
+    if len(simple) < 8:
+        return body
+    words = {w for a in simple for w in _expand_optional(a)}
+    words.discard("")
+    rest = [a for a in alts if not _SIMPLE_ALT.fullmatch(a)]
+    return "(?:" + "|".join([_trie_exact(words), *rest]) + ")"
+
+
+_EDGE = re.compile(r"^[^a-z0-9]+|\s+$")
 _SECTION = re.compile(r"^\[(match|except)\]$")
 _MACRO_DEF = re.compile(r"^@(\w+)\s*=\s*(.+)$")
 _MACRO_USE = re.compile(r"%(\w+)%")
+
+
+class _Dispatch:
+    """Regex fragments, each tried only when one of its anchor literals occurs.
+
+    A few hundred alternatives tried at every position of every sentence would make
+    the rules the slowest thing on a gate's path. Each fragment is compiled on its
+    own; one scan over the text finds which anchors occur (at word starts only), and
+    only the fragments owning those anchors run.
+    """
+
+    __slots__ = ("always", "anchors", "doc_scan", "fragments", "index", "scan")
+
+    def __init__(self, name: str, fast: list[str], plain: list[str]) -> None:
+        alternatives = [alt for f in fast for alt in _top_level_alternatives(f)]
+        readable = [alt for f in plain for alt in _top_level_alternatives(f)]
+        if len(readable) != len(alternatives):
+            raise ConfigurationError(f"lexicon {name!r}: anchor patterns do not line up")
+        self.fragments = [_compile_fragment(name, alt) for alt in alternatives]
+        self.anchors: dict[str, list[int]] = {}
+        self.always: list[int] = []
+        for i, alt in enumerate(readable):
+            try:
+                found = _anchors(_parser.parse(alt))
+            except re.error as exc:
+                raise ConfigurationError(f"lexicon {name!r}: {alt!r}: {exc}") from None
+            # Anchors are scanned at word starts only, so trim them to begin on a letter.
+            trimmed = {_EDGE.sub("", a) for a in found} if found else set()
+            if not trimmed or min(map(len, trimmed)) < 2:
+                self.always.append(i)
+                continue
+            for anchor in trimmed:
+                self.anchors.setdefault(anchor, []).append(i)
+        self.index: dict[str, tuple[int, ...]] = {}
+        words = set(self.anchors)
+        # Zero-width, so anchors that overlap ("side effect", "effect of") all count.
+        self.scan = re.compile(r"\b(?=(" + _trie_pattern(words) + "))") if words else None
+        self.doc_scan = (
+            re.compile(r"\b(?=" + _trie_pattern(words, loose_spaces=True) + ")") if words else None
+        )
+
+    def candidates(self, found: str) -> tuple[int, ...]:
+        """Fragments whose anchors begin with ``found`` (the scan reports prefixes)."""
+        got = self.index.get(found)
+        if got is None:
+            ids: set[int] = set()
+            for anchor, alts in self.anchors.items():
+                if anchor.startswith(found):
+                    ids.update(alts)
+            got = self.index[found] = tuple(sorted(ids))
+        return got
+
+    def ids(self, text: str) -> list[int]:
+        found: set[int] = set(self.always)
+        if self.scan is not None:
+            for m in self.scan.finditer(text):
+                found.update(self.candidates(m.group(1)))
+        return sorted(found)
+
+    def first(self, order: list[int], text: str) -> re.Match[str] | None:
+        best: re.Match[str] | None = None
+        for i in order:
+            m = self.fragments[i].search(text)
+            if m is not None and (best is None or m.start() < best.start()):
+                best = m
+        return best
+
+
+def _compile_fragment(name: str, fragment: str) -> re.Pattern[str]:
+    # A match must start and end on a word boundary, unless the fragment itself
+    # begins or ends on punctuation or whitespace (", so", "verb (?=object)").
+    source = rf"(?:(?<!\w)|(?=\W))(?:{fragment})(?:(?<=\W)|(?!\w))"
+    try:
+        return re.compile(source)
+    except re.error as exc:
+        raise ConfigurationError(f"lexicon {name!r}: {fragment!r}: {exc}") from None
+
+
+def _blank(m: re.Match[str]) -> str:
+    return " " * len(m.group())
 
 
 class Lexicon:
@@ -271,82 +527,44 @@ class Lexicon:
     remove a reading ("due to be upgraded"), never add one.
     """
 
-    __slots__ = ("_except", "_match", "_prefilter", "name")
+    __slots__ = ("_except", "_match", "name")
 
-    def __init__(self, name: str, patterns: Iterable[str], exceptions: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        name: str,
+        patterns: Iterable[str],
+        exceptions: Iterable[str] = (),
+        *,
+        anchor_patterns: Iterable[str] | None = None,
+        anchor_exceptions: Iterable[str] | None = None,
+    ) -> None:
         self.name = name
-        fragments = list(patterns)
-        self._match = self._compile(name, fragments)
-        self._prefilter = self._compile_prefilter(fragments)
-        excepts = list(exceptions)
-        self._except = self._compile(name, excepts) if excepts else None
-        if self._match is None:
+        fast = list(patterns)
+        if not fast:
             raise ConfigurationError(f"lexicon {name!r} has no patterns")
-
-    @staticmethod
-    def _compile_prefilter(fragments: list[str]) -> re.Pattern[str] | None:
-        anchors: set[str] = set()
-        for fragment in (alt for f in fragments for alt in _top_level_alternatives(f)):
-            found = _anchors(_parser.parse(fragment))
-            if found is None or min(map(len, found)) < 2:
-                return None  # some pattern has no usable anchor: no prefilter
-            anchors |= found
-        # Short anchors ("so", "it", "bad") would hit inside other words ("also",
-        # "with", "badge"); they begin a word in every pattern, so require that.
-        short = {a for a in anchors if len(a) <= 3 and a.isalpha()}
-        parts = []
-        if short:
-            parts.append(r"(?<![a-z])" + _trie_pattern(short))
-        if anchors - short:
-            parts.append(_trie_pattern(anchors - short))
-        return re.compile("|".join(parts))
-
-    @staticmethod
-    def _compile(name: str, fragments: list[str]) -> re.Pattern[str] | None:
-        if not fragments:
-            return None
-        # Hundreds of alternatives tried one after another at every position are slow;
-        # bucketing them by their possible first character lets the engine reject a
-        # position with one test per bucket instead of one per alternative.
-        buckets: dict[str, list[str]] = {}
-        anywhere: list[str] = []
-        for fragment in (alt for f in fragments for alt in _top_level_alternatives(f)):
-            try:
-                first = _first_chars(_parser.parse(fragment))
-            except re.error as exc:
-                raise ConfigurationError(f"lexicon {name!r}: {fragment!r}: {exc}") from None
-            if first is None or len(first) > 40:
-                anywhere.append(fragment)
-                continue
-            for ch in first:
-                buckets.setdefault(ch, []).append(fragment)
-        branches = [
-            f"(?={re.escape(ch)})(?:{'|'.join(f'(?:{f})' for f in group)})"
-            for ch, group in sorted(buckets.items())
-        ]
-        branches += [f"(?:{f})" for f in anywhere]
-        body = "|".join(branches)
-        # A match must start and end on a word boundary, unless the fragment itself
-        # begins or ends on punctuation or whitespace (", so", "verb (?=object)").
-        source = rf"(?:(?<!\w)|(?=\W))(?:{body})(?:(?<=\W)|(?!\w))"
-        try:
-            return re.compile(source)
-        except re.error as exc:
-            raise ConfigurationError(f"lexicon {name!r} does not compile: {exc}") from None
+        # ``anchor_*``: the same patterns written plainly (before word lists were
+        # turned into tries), which is where anchors are easiest to read off.
+        self._match = _Dispatch(name, fast, list(anchor_patterns or fast))
+        excepts = list(exceptions)
+        self._except = (
+            _Dispatch(name, excepts, list(anchor_exceptions or excepts)) if excepts else None
+        )
 
     @classmethod
     def parse(cls, name: str, text: str) -> Lexicon:
         """Build a lexicon from the text of a lexicon file."""
         macros: dict[str, str] = {}
+        plain_macros: dict[str, str] = {}
         sections: dict[str, list[str]] = {"match": [], "except": []}
+        plain: dict[str, list[str]] = {"match": [], "except": []}
         current = "match"
 
-        def expand(fragment: str) -> str:
+        def expand(fragment: str, table: dict[str, str]) -> str:
             def sub(m: re.Match[str]) -> str:
                 key = m.group(1)
-                if key not in macros:
+                if key not in table:
                     raise ConfigurationError(f"lexicon {name!r}: unknown macro %{key}%")
-                return macros[key]
+                return table[key]
 
             return _MACRO_USE.sub(sub, fragment)
 
@@ -358,10 +576,19 @@ class Lexicon:
                 current = sec.group(1)
                 continue
             if (mac := _MACRO_DEF.match(line)) is not None:
-                macros[mac.group(1)] = expand(mac.group(2).strip())
+                body = mac.group(2).strip()
+                macros[mac.group(1)] = _optimise_macro(expand(body, macros))
+                plain_macros[mac.group(1)] = expand(body, plain_macros)
                 continue
-            sections[current].append(expand(line))
-        return cls(name, sections["match"], sections["except"])
+            sections[current].append(expand(line, macros))
+            plain[current].append(expand(line, plain_macros))
+        return cls(
+            name,
+            sections["match"],
+            sections["except"],
+            anchor_patterns=plain["match"],
+            anchor_exceptions=plain["except"],
+        )
 
     @classmethod
     def from_path(cls, path: str | Path) -> Lexicon:
@@ -378,19 +605,33 @@ class Lexicon:
         return _package_lexicon(name)
 
     def search(self, normalised: str) -> str | None:
-        """The first phrase that flags ``normalised``, or ``None``."""
-        if self._prefilter is not None and self._prefilter.search(normalised) is None:
+        """The first phrase that flags ``normalised`` (see :func:`normalise`), or ``None``."""
+        order = self._match.ids(normalised)
+        if not order:
             return None
-        hit = self._match.search(normalised)  # type: ignore[union-attr]
+        hit = self._match.first(order, normalised)
         if hit is None:
             return None
         if self._except is not None:
-            masked = self._except.sub(lambda m: " " * len(m.group()), normalised)
+            masked = normalised
+            for i in self._except.ids(normalised):
+                masked = self._except.fragments[i].sub(_blank, masked)
             if masked != normalised:
-                hit = self._match.search(masked)  # type: ignore[union-attr]
+                hit = self._match.first(order, masked)
                 if hit is None:
                     return None
         return hit.group().strip(" ,;:-")
+
+    def positions(self, document: str) -> list[int] | None:
+        """Where in a whole document a match could start (``None``: anywhere).
+
+        ``document`` is the draft lower-cased with whitespace and emphasis marks made
+        spaces (the same length as the draft); a sentence holding none of these
+        positions cannot match, so the verifier need not look at it.
+        """
+        if self._match.always or self._match.doc_scan is None:
+            return None
+        return [m.start() for m in self._match.doc_scan.finditer(document)]
 
 
 @cache
@@ -446,6 +687,9 @@ class PatternRule(SentenceRule):
             reason=reason,
             deletes_cited=deletes_cited,
         )
+
+    def positions(self, document: str) -> list[int] | None:
+        return self.lexicon.positions(document)
 
     def check(self, sentence: DraftSentence) -> str | None:
         if sentence.cited and not self.deletes_cited:
