@@ -76,7 +76,12 @@ def _reset_globals() -> None:
 
 @contextmanager
 def global_providers(otel: Otel | None) -> Iterator[None]:
-    """Install ``otel``'s providers as the global ones (``None``: no SDK at all)."""
+    """Install ``otel``'s providers as the global ones (``None``: no SDK at all).
+
+    The providers that were global before (another fixture's, say) come back after.
+    """
+    before_tp = otel_trace._TRACER_PROVIDER
+    before_mp = otel_metrics._internal._METER_PROVIDER
     _reset_globals()
     try:
         if otel is not None:
@@ -85,6 +90,10 @@ def global_providers(otel: Otel | None) -> Iterator[None]:
         yield
     finally:
         _reset_globals()
+        if before_tp is not None:
+            otel_trace.set_tracer_provider(before_tp)
+        if before_mp is not None:
+            otel_metrics.set_meter_provider(before_mp)
 
 
 def hexid(n: int) -> str:

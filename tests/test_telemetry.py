@@ -750,3 +750,11 @@ def test_public_names() -> None:
     assert trustgate.configure_telemetry is telemetry.configure
     assert trustgate.Telemetry is telemetry.Telemetry
     assert {"telemetry", "configure_telemetry", "Telemetry"} <= set(trustgate.__all__)
+
+
+def test_global_providers_helper_restores_what_was_there() -> None:
+    outer, inner = make_otel(), make_otel()
+    with global_providers(outer):
+        with global_providers(inner):
+            assert otel_trace.get_tracer_provider() is inner.tracer_provider
+        assert otel_trace.get_tracer_provider() is outer.tracer_provider
