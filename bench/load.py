@@ -127,6 +127,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2, help="paired rounds; best of each")
+    parser.add_argument("--warmup", type=int, default=200, help="unmeasured runs per side first")
     args = parser.parse_args()
 
     with temp_postgres() as server:
@@ -134,6 +135,9 @@ def main() -> int:
         from trustgate.persistence import connect
 
         connect(url).close()  # tables once, before the workers start
+        if args.warmup:  # a cold server (catalog, buffers, first pages) favours no side
+            measure(url, False, "warm-plain", args.warmup, args.workers)
+            measure(url, True, "warm-gated", args.warmup, args.workers)
         plain: list[float] = []
         gated: list[float] = []
         prefixes: list[str] = []
