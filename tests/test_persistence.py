@@ -93,8 +93,9 @@ def test_parse_since() -> None:
     assert parse_since("2026-01-31T10:00:00Z") == datetime(2026, 1, 31, 10, tzinfo=UTC)
     assert parse_since("2026-01-31T10:00:00") == datetime(2026, 1, 31, 10, tzinfo=UTC)
     assert parse_since(None) is None
-    with pytest.raises(InputError):
-        parse_since("yesterday")
+    for bad in ("yesterday", "99999999999d"):
+        with pytest.raises(InputError):
+            parse_since(bad)
 
 
 # -- the sync path -------------------------------------------------------------------
@@ -125,6 +126,8 @@ def test_connect_gives_langgraph_savers_and_logs_each_report_once(url: str) -> N
         assert len(db.history(gate="checker", since="1h")) == 3
         assert db.history(since=datetime.now(UTC) + timedelta(hours=1)) == []
         assert len(db.history(limit=2)) == 2
+        with pytest.raises(InputError):
+            db.history(limit=-1)
 
     # a second process-like connection sees the same log; the module function too
     assert len(trustgate.history(thread="t2", url=url)) == 1

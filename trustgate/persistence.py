@@ -325,8 +325,11 @@ def parse_since(value: str | datetime | None, *, now: datetime | None = None) ->
         return value
     m = _RELATIVE.match(value)
     if m:
-        delta = timedelta(**{_UNITS[m.group(2).lower()]: float(m.group(1))})
-        return (now or datetime.now(UTC)) - delta
+        try:
+            delta = timedelta(**{_UNITS[m.group(2).lower()]: float(m.group(1))})
+            return (now or datetime.now(UTC)) - delta
+        except OverflowError:
+            raise InputError(f"time {value!r} reaches too far back") from None
     try:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
@@ -387,6 +390,8 @@ class ReportHistory:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY finished_at, id"
         if limit is not None:
+            if int(limit) < 0:
+                raise InputError(f"limit must be 0 or more, not {limit}")
             sql += f" LIMIT {int(limit)}"
         return [Report.model_validate_json(row[0]) for row in self._query(sql, params)]
 
