@@ -758,3 +758,20 @@ def test_global_providers_helper_restores_what_was_there() -> None:
         with global_providers(inner):
             assert otel_trace.get_tracer_provider() is inner.tracer_provider
         assert otel_trace.get_tracer_provider() is outer.tracer_provider
+
+
+def test_verifier_span_nests_even_in_a_thread_without_the_context(otel: Otel) -> None:
+    """A pool that does not copy contextvars still gets the verifier span right."""
+    with telemetry.crossing_span("g", "n", tracer_provider=otel.tracer_provider) as span:
+
+        def verify() -> None:
+            assert not otel_trace.get_current_span().get_span_context().is_valid
+            with telemetry.verifier_span(span, "bare-thread") as vs:
+                vs.record([PASSED])
+
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(verify).result()
+        telemetry.finish_crossing(span, modified_report())
+    gate = otel.one("trustgate.gate")
+    v = otel.one("trustgate.verify bare-thread")
+    assert v.parent is not None and v.parent.span_id == gate.context.span_id
