@@ -273,3 +273,22 @@ def test_report_verdict_is_deterministic() -> None:
     a = _inspector().check({"review": review}, node="r").report
     b = _inspector().check({"review": review}, node="r").report
     assert a.verdict() == b.verdict() and a.id != b.id
+
+
+def test_report_of_odd_values_is_still_plain_json() -> None:
+    class Odd:
+        pass
+
+    gate = TrustGate(
+        "g",
+        reads="x",
+        verifiers=[
+            FunctionVerifier(
+                lambda c, e: Finding.failed("v", "odd", "m", detail={"obj": Odd()}), name="v"
+            )
+        ],
+    )
+    data = gate.check({"x": Odd()}, node="n").report.to_json_dict()
+    assert isinstance(data["findings"][0]["detail"]["obj"], str)
+    assert isinstance(data["claims"][0], str)
+    assert Report.coerce(data).decision == "halted"

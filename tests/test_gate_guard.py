@@ -392,3 +392,16 @@ def test_rerender_feedback_as_message() -> None:
     assert "9.2 is not approved" in str(model.calls[1][-1].content)
     assert out["messages"][-1].content == "Per the approved control A.5.9."
     assert [r.decision for r in out["trust_reports"]] == ["rerender", "pass"]
+
+
+def test_evidence_state_keys_checked_at_guard_time() -> None:
+    from trustgate.verifiers.base import EvidenceSources, FromState
+
+    gate = TrustGate(
+        "inspector",
+        reads="review",
+        verifiers=[REPLAY],
+        evidence=EvidenceSources(record=FromState("no_such_key")),
+    )
+    with pytest.raises(ConfigurationError, match="no_such_key"):
+        guard(reviewer_graph(lying_model(LIE)), {"reviewer": gate})

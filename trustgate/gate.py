@@ -350,9 +350,7 @@ class TrustGate:
             gate=self.name,
             node=crossing.node,
             claims=[_jsonable(c) for c in claim_list],
-            findings=[
-                f.model_copy(update={"detail": _jsonable(f.detail)}) for f in crossing.findings
-            ],
+            findings=list(crossing.findings),
             decision="review" if draft else crossing.decision,
             overrides=list(crossing.overrides),
             released=released,

@@ -149,7 +149,8 @@ class Report(BaseModel):
         )
 
     def to_json_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        """Plain JSON types only (what a strict checkpoint serializer accepts)."""
+        return self.model_dump(mode="json", fallback=repr)
 
     @classmethod
     def coerce(cls, value: Any) -> Self:

@@ -50,6 +50,7 @@ from trustgate.report import REPORTS_KEY, Report, ReportLog
 __all__ = ["HALT_NODE", "guard", "is_gate_node"]
 
 HALT_NODE = "trustgate_halt"
+_SELF_HALTED = "__trustgate_self_halted"
 _HALT_KEY = "__trustgate_halted"
 _PREFIX = "__trustgate"
 
@@ -282,6 +283,7 @@ class _GateNode:
         self.user_keys = tuple(user_keys)
         self.issues_keys = tuple(issues_keys)
         self.stage_key, self.attempt_key, self.decision_key = _keys(node_name)
+        self.has_branches = False
 
     def _meta(self, config: RunnableConfig) -> tuple[dict[str, Any], Any]:
         _ck, _read, runtime_key, task_key, _rc, _bs = _internals()
@@ -309,6 +311,9 @@ class _GateNode:
         staged = list(state.get(self.stage_key) or [])
         attempt = int(state.get(self.attempt_key) or 0) + 1
         user_state = {k: state[k] for k in self.user_keys if k in state}
+        slots = state.get(_HALT_KEY)
+        self_halted = isinstance(slots, Mapping) and slots.get(self.name) is not None
+        user_state[_SELF_HALTED] = self_halted
         return staged, attempt, user_state
 
     def _combine(
@@ -317,7 +322,13 @@ class _GateNode:
         results: list[list[GateResult]],
         attempt: int,
         config: RunnableConfig,
+        was_halted: bool,
     ) -> Command[Any]:
+        """The gate's one write: reports, consumed payloads, and the released update.
+
+        Bookkeeping channels are written only when they change: every extra write is
+        paid again at every later step's checkpoint.
+        """
         reports = [r.report for chain in results for r in chain]
         for report in reports:
             self._emit(config, report)
@@ -329,21 +340,15 @@ class _GateNode:
         halted = [r for r in finals if r.route == "halt"]
         rerender = [r for r in finals if r.route == "rerender"]
         goto: list[Any]
+        decision: str
         if halted:
-            writes += [
-                (_HALT_KEY, {self.name: halted[0].report.to_json_dict()}),
-                (self.attempt_key, 0),
-                (self.decision_key, "halt"),
-            ]
-            goto = [HALT_NODE]
+            writes.append((_HALT_KEY, {self.name: halted[0].report.to_json_dict()}))
+            decision, goto = "halt", [HALT_NODE]
         elif rerender:
             for r in finals:
                 writes.extend(r.writes.items())
-            writes += [
-                (self.attempt_key, attempt),
-                (self.decision_key, "rerender"),
-                (_HALT_KEY, {self.name: None}),
-            ]
+            writes.append((self.attempt_key, attempt))
+            decision = "rerender"
             goto = list(dict.fromkeys(r.rerender_to for r in rerender if r.rerender_to))
         else:
             goto = []
@@ -353,12 +358,14 @@ class _GateNode:
                 goto.extend(payload.get("goto") or [])
             if attempt > 1:
                 writes.extend((k, []) for k in self.issues_keys)
-            writes += [
-                (self.attempt_key, 0),
-                (self.decision_key, "release"),
-                (_HALT_KEY, {self.name: None}),
-            ]
+            decision = "release"
             goto = list(self.successors) + goto
+        if decision != "rerender" and attempt > 1:
+            writes.append((self.attempt_key, 0))
+        if decision != "halt" and was_halted:
+            writes.append((_HALT_KEY, {self.name: None}))
+        if self.has_branches:
+            writes.append((self.decision_key, decision))
         return Command(update=writes, goto=[g for g in goto if g != END])
 
     def _check_all(
@@ -418,20 +425,22 @@ class _GateNode:
 
     def run(self, state: dict[str, Any], config: RunnableConfig) -> Command[Any]:
         staged, attempt, user_state = self._inputs(state)
+        was_halted = bool(user_state.pop(_SELF_HALTED))
         meta, context = self._meta(config)
         results = [
             self._check_all(p, user_state, context, attempt, self._keyed(meta, p)) for p in staged
         ]
-        return self._combine(staged, results, attempt, config)
+        return self._combine(staged, results, attempt, config, was_halted)
 
     async def arun(self, state: dict[str, Any], config: RunnableConfig) -> Command[Any]:
         staged, attempt, user_state = self._inputs(state)
+        was_halted = bool(user_state.pop(_SELF_HALTED))
         meta, context = self._meta(config)
         results = [
             await self._acheck_all(p, user_state, context, attempt, self._keyed(meta, p))
             for p in staged
         ]
-        return self._combine(staged, results, attempt, config)
+        return self._combine(staged, results, attempt, config, was_halted)
 
 
 def _merge_halts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -609,7 +618,11 @@ def _insert(
             decision_key: str,
             _HALT_KEY: Annotated[dict[str, Any], _merge_halts],
             REPORTS_KEY: Annotated[list[Report], ReportLog],
-            **{k: Any for k in user_keys if k != REPORTS_KEY},
+            **{
+                k: Any
+                for k in user_keys
+                if k != REPORTS_KEY and any(k in g.evidence.state_keys() for g in gates)
+            },
         },
         total=False,
     )
@@ -632,11 +645,17 @@ def _insert(
         ends=(),
     )
 
-    node = _GateNode(gates, name, guarded, successors, user_keys, issues_keys)
+    evidence_keys = sorted(set().union(*(g.evidence.state_keys() for g in gates)))
+    missing = [k for k in evidence_keys if k not in builder.channels]
+    if missing:
+        raise ConfigurationError(
+            f"gate {name!r} reads evidence from state keys {missing}, which the state schema lacks"
+        )
+    node = _GateNode(gates, name, guarded, successors, evidence_keys, issues_keys)
     destinations = tuple(dict.fromkeys([*successors, *old_ends, *rerender_targets, HALT_NODE]))
     builder.add_node(
         name,
-        runnable_callable(node.run, node.arun, name=name),
+        runnable_callable(node.run, node.arun, name=name, trace=False),
         input_schema=private,
         metadata={
             "trustgate": {
@@ -651,6 +670,7 @@ def _insert(
     builder.nodes[name] = dataclasses.replace(builder.nodes[name], is_error_handler=True)
     for bname, branch in moved.items():
         builder.branches[name][bname] = _wrap_branch(branch, decision_key, spec.input_schema)
+    node.has_branches = bool(moved)
     if HALT_NODE not in builder.nodes:
         builder.add_node(
             HALT_NODE,
