@@ -29,6 +29,7 @@ from typing import Any
 from langgraph.errors import GraphBubbleUp
 from pydantic_core import to_jsonable_python
 
+from trustgate import telemetry
 from trustgate.errors import ClaimParseError, ConfigurationError
 from trustgate.findings import Finding
 from trustgate.policy import Crossing, Policy, policy_chain
@@ -421,8 +422,13 @@ class TrustGate:
         context: Any = None,
         attempt: int = 1,
         meta: Mapping[str, Any] | None = None,
+        config: Mapping[str, Any] | None = None,
+        parent: Any = None,
     ) -> GateResult:
         """Run one crossing over ``update`` (the guarded node's raw update).
+
+        ``config`` and ``parent`` only place the crossing's span (``parent`` is the
+        guarded node's :func:`trustgate.telemetry.span_link`).
 
         Example:
             ```python
@@ -431,19 +437,32 @@ class TrustGate:
                 raise GateHalted(result.report)
             ```
         """
-        meta = {"started_at": datetime.now(UTC), **(meta or {})}
-        crossing, has_claims = self._start(update, node, state, context, attempt)
-        crossing.reverify = lambda u: self._reverify_sync(u, crossing)
-        key = meta.get("crossing_key")
-        if not self._restore(crossing, key) and has_claims:
-            for v in self.verifiers:
-                try:
-                    crossing.findings.extend(_verify_sync(v, crossing.claims, crossing.evidence))
-                except VerifierFailure as exc:
-                    self._fail_verifier(crossing, exc)
-                    break
-        self._decide_once(crossing, meta, key)
-        return self._finish(crossing, meta)
+        with telemetry.crossing_span(
+            self.name,
+            node,
+            input_value=dict(update),
+            config=config,
+            parent=parent,
+            attempt=attempt,
+        ) as span:
+            meta = {"started_at": datetime.now(UTC), **(meta or {})}
+            crossing, has_claims = self._start(update, node, state, context, attempt)
+            crossing.reverify = lambda u: self._reverify_sync(u, crossing)
+            key = meta.get("crossing_key")
+            if not self._restore(crossing, key) and has_claims:
+                for v in self.verifiers:
+                    try:
+                        with telemetry.verifier_span(span, v.name) as vs:
+                            found = _verify_sync(v, crossing.claims, crossing.evidence)
+                            vs.record(found)
+                        crossing.findings.extend(found)
+                    except VerifierFailure as exc:
+                        self._fail_verifier(crossing, exc)
+                        break
+            self._decide_once(crossing, meta, key)
+            result = self._finish(crossing, meta)
+            telemetry.finish_crossing(span, result.report, output_value=result.update)
+            return result
 
     async def acheck(
         self,
@@ -454,20 +473,33 @@ class TrustGate:
         context: Any = None,
         attempt: int = 1,
         meta: Mapping[str, Any] | None = None,
+        config: Mapping[str, Any] | None = None,
+        parent: Any = None,
     ) -> GateResult:
         """Async :meth:`check`; verifiers with ``averify`` run natively."""
-        meta = {"started_at": datetime.now(UTC), **(meta or {})}
-        crossing, has_claims = self._start(update, node, state, context, attempt)
-        crossing.reverify = lambda u: self._reverify_sync(u, crossing)
-        key = meta.get("crossing_key")
-        if not self._restore(crossing, key) and has_claims:
-            for v in self.verifiers:
-                try:
-                    crossing.findings.extend(
-                        await _verify_async(v, crossing.claims, crossing.evidence)
-                    )
-                except VerifierFailure as exc:
-                    self._fail_verifier(crossing, exc)
-                    break
-        self._decide_once(crossing, meta, key)
-        return self._finish(crossing, meta)
+        with telemetry.crossing_span(
+            self.name,
+            node,
+            input_value=dict(update),
+            config=config,
+            parent=parent,
+            attempt=attempt,
+        ) as span:
+            meta = {"started_at": datetime.now(UTC), **(meta or {})}
+            crossing, has_claims = self._start(update, node, state, context, attempt)
+            crossing.reverify = lambda u: self._reverify_sync(u, crossing)
+            key = meta.get("crossing_key")
+            if not self._restore(crossing, key) and has_claims:
+                for v in self.verifiers:
+                    try:
+                        with telemetry.verifier_span(span, v.name) as vs:
+                            found = await _verify_async(v, crossing.claims, crossing.evidence)
+                            vs.record(found)
+                        crossing.findings.extend(found)
+                    except VerifierFailure as exc:
+                        self._fail_verifier(crossing, exc)
+                        break
+            self._decide_once(crossing, meta, key)
+            result = self._finish(crossing, meta)
+            telemetry.finish_crossing(span, result.report, output_value=result.update)
+            return result

@@ -38,6 +38,7 @@ from langgraph.types import Command, RetryPolicy
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
+from trustgate import telemetry
 from trustgate.errors import (
     ConfigurationError,
     GateHalted,
@@ -375,6 +376,7 @@ class _GateNode:
         context: Any,
         attempt: int,
         meta: dict[str, Any],
+        config: RunnableConfig,
     ) -> list[GateResult]:
         update = {k: v for k, v in payload.get("update") or []}
         chain: list[GateResult] = []
@@ -386,6 +388,8 @@ class _GateNode:
                 context=context,
                 attempt=attempt,
                 meta=meta,
+                config=cast(dict[str, Any], config),
+                parent=payload.get("span"),
             )
             chain.append(r)
             if r.update is None:
@@ -400,6 +404,7 @@ class _GateNode:
         context: Any,
         attempt: int,
         meta: dict[str, Any],
+        config: RunnableConfig,
     ) -> list[GateResult]:
         update = {k: v for k, v in payload.get("update") or []}
         chain: list[GateResult] = []
@@ -411,6 +416,8 @@ class _GateNode:
                 context=context,
                 attempt=attempt,
                 meta=meta,
+                config=cast(dict[str, Any], config),
+                parent=payload.get("span"),
             )
             chain.append(r)
             if r.update is None:
@@ -428,7 +435,8 @@ class _GateNode:
         was_halted = bool(user_state.pop(_SELF_HALTED))
         meta, context = self._meta(config)
         results = [
-            self._check_all(p, user_state, context, attempt, self._keyed(meta, p)) for p in staged
+            self._check_all(p, user_state, context, attempt, self._keyed(meta, p), config)
+            for p in staged
         ]
         return self._combine(staged, results, attempt, config, was_halted)
 
@@ -437,7 +445,7 @@ class _GateNode:
         was_halted = bool(user_state.pop(_SELF_HALTED))
         meta, context = self._meta(config)
         results = [
-            await self._acheck_all(p, user_state, context, attempt, self._keyed(meta, p))
+            await self._acheck_all(p, user_state, context, attempt, self._keyed(meta, p), config)
             for p in staged
         ]
         return self._combine(staged, results, attempt, config, was_halted)
@@ -530,13 +538,19 @@ def _wrap_node(inner: Any, guarded: str, stage_key: str, keys: Sequence[str]) ->
     def task_id(config: RunnableConfig) -> str:
         return str(_conf(config).get(task_key) or uuid.uuid4().hex)
 
+    def payload(out: Any, config: RunnableConfig) -> dict[str, Any]:
+        staged = _to_payload(out, task_id(config), guarded, keys)
+        # the guarded node's span, so the gate's span can nest under it later
+        staged["span"] = telemetry.span_link(cast(dict[str, Any], config))
+        return staged
+
     def staged(input: Any, config: RunnableConfig) -> dict[str, Any]:
         out = inner.invoke(input, config)
-        return {stage_key: [_to_payload(out, task_id(config), guarded, keys)]}
+        return {stage_key: [payload(out, config)]}
 
     async def astaged(input: Any, config: RunnableConfig) -> dict[str, Any]:
         out = await inner.ainvoke(input, config)
-        return {stage_key: [_to_payload(out, task_id(config), guarded, keys)]}
+        return {stage_key: [payload(out, config)]}
 
     return runnable_callable(staged, astaged, name=guarded, trace=False)
 
