@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -62,10 +63,13 @@ _OPEN = re.compile(r"\[\[")
 _SPACE_BEFORE = re.compile(r"[ \t]+\Z")
 
 
-class KeptSentence(BaseModel):
-    """A sentence (or heading, list item, table row) that stands in the output."""
+@dataclass(frozen=True, slots=True)
+class KeptSentence:
+    """A sentence (or heading, list item, table row) that stands in the output.
 
-    model_config = ConfigDict(frozen=True)
+    A plain frozen dataclass rather than a model: a long draft keeps tens of
+    thousands of them, and they are built by the verifier, never parsed from input.
+    """
 
     text: str
     """As it reads in the output (invalid markers already removed)."""
@@ -458,15 +462,7 @@ def verify_draft(
             text = _apply(
                 unit.text, [(s - unit.seg.start, e - unit.seg.start, r) for s, e, r in unit.edits]
             )
-        kept.append(
-            KeptSentence.model_construct(
-                text=text,
-                start=unit.seg.start,
-                end=unit.seg.end,
-                kind=unit.seg.kind,
-                cited=unit.cited,
-            )
-        )
+        kept.append(KeptSentence(text, unit.seg.start, unit.seg.end, unit.seg.kind, unit.cited))
     edits.sort(key=lambda e: e[0])
     pieces: list[str] = []
     gaps: list[Gap] = []

@@ -68,60 +68,68 @@ _ITEM = re.compile(r"[ \t]*(?:[-*+•]|\d{1,9}[.)])[ \t]+")
 _QUOTE = re.compile(r"[ \t]*(?:>[ \t]?)+")
 _ROW = re.compile(r"[ \t]*\|")
 
-# A candidate sentence end: terminal punctuation, closing quotes or brackets, then any
-# citation markers (``. [[12]] [[14]]``), then whitespace or the end of the text.
-_END = re.compile(r"(?:\.{2,}|…|[.!?]+)[\"'”’)\]*_]*(?:[ \t]*\[\[[^\[\]\n]*\]\])*(?=\s|$)")
-_NEXT = re.compile(r"\s*(\S)")
-_PREV_TOKEN = re.compile(r"(\S+)\Z")
-
-# Abbreviations that are followed by a name or a number, so they never end a sentence.
-_NEVER_END = frozenset(
-    [
-        "e.g",
-        "eg",
-        "i.e",
-        "ie",
-        "vs",
-        "v",
-        "dr",
-        "mr",
-        "mrs",
-        "ms",
-        "prof",
-        "no",
-        "nos",
-        "st",
-        "mt",
-        "fig",
-        "figs",
-        "cf",
-        "approx",
-        "ca",
-        "ref",
-        "refs",
-        "vol",
-        "jr",
-        "sr",
-        "gen",
-        "col",
-        "capt",
-        "lt",
-        "sgt",
-        "rev",
-        "hon",
-        "dept",
-        "viz",
-        "resp",
-        "al",
-        "op",
-        "ch",
-        "art",
-        "para",
-        "pp",
-        "p",
-    ]
+# A sentence end: terminal punctuation (an ellipsis never ends a sentence), closing
+# quotes or brackets, then any citation markers (``. [[12]] [[14]]``), then either the
+# end of the block or whitespace and something that can start a sentence (not a
+# lower-case letter or a comma: "e.g. the API", "We waited... then").
+_END = re.compile(
+    r"(?<![.…])(?:\.(?![.…])|[!?])[.!?]*"
+    r"[\"'”’)\]*_]*(?:[ \t]*\[\[[^\[\]\n]*\]\])*"
+    r"(?=\s*\Z|\s+[^\sa-z,;:)\]}%\-–—])"
 )
-_INITIALISM = re.compile(r"(?:[a-z]\.)+[a-z]\Z|[A-Z]\Z")
+_HEAD = re.compile(r"\s*")
+
+# Abbreviations that are followed by a name or a number, so they never end a sentence,
+# and initialisms (e.g, i.e, a single capital: "J. Doe").
+_NEVER_END = [
+    "e.g",
+    "eg",
+    "i.e",
+    "ie",
+    "vs",
+    "v",
+    "dr",
+    "mr",
+    "mrs",
+    "ms",
+    "prof",
+    "no",
+    "nos",
+    "st",
+    "mt",
+    "fig",
+    "figs",
+    "cf",
+    "approx",
+    "ca",
+    "ref",
+    "refs",
+    "vol",
+    "jr",
+    "sr",
+    "gen",
+    "col",
+    "capt",
+    "lt",
+    "sgt",
+    "rev",
+    "hon",
+    "dept",
+    "viz",
+    "resp",
+    "al",
+    "op",
+    "ch",
+    "art",
+    "para",
+    "pp",
+    "p",
+]
+_ABBREVIATION = re.compile(
+    r"(?<![^\s(\[{\"'“‘*_])(?:(?i:"
+    + "|".join(re.escape(w) for w in sorted(_NEVER_END, key=len, reverse=True))
+    + r")|(?:[a-z]\.)+[a-z]|[A-Z])\Z"
+)
 
 
 def _fence_close(marker: str) -> re.Pattern[str]:
@@ -136,45 +144,28 @@ def _fence_close(marker: str) -> re.Pattern[str]:
     return pattern
 
 
-def _ends_sentence(text: str, match: re.Match[str], limit: int) -> bool:
-    """Whether a candidate end is a real sentence boundary."""
-    term = match.group()
-    nxt = _NEXT.match(text, match.end(), limit)
-    if nxt is None:
-        return True  # end of the block
-    if term.startswith("..") or term.startswith("…"):
-        return False  # an ellipsis trails off; it does not end the sentence
-    ch = nxt.group(1)
-    if ch.islower() or ch in ",;:)]}%-–—":
-        return False
-    if term[0] == "." and (len(term) == 1 or term[1] not in ".!?"):
-        prev = _PREV_TOKEN.search(text, max(0, match.start() - 40), match.start())
-        if prev is not None:
-            token = prev.group(1).lstrip("([{\"'“‘*_")
-            low = token.lower()
-            if low in _NEVER_END or _INITIALISM.match(token):
-                return False
-    return True
-
-
 def _split(
     text: str, start: int, end: int, kind: SegmentKind, block: int, out: list[Segment]
 ) -> None:
     """Split ``text[start:end]`` (one paragraph or item) into trimmed sentence spans."""
     pos = start
     for match in _END.finditer(text, start, end):
-        if match.end() <= pos or not _ends_sentence(text, match, end):
+        stop = match.end()
+        if stop <= pos:
             continue
-        head = _NEXT.match(text, pos, match.end())
-        if head is not None:
-            out.append(Segment(head.start(1), match.end(), kind, block))
-        pos = match.end()
-    head = _NEXT.match(text, pos, end)
-    if head is not None:
+        dot = match.start()
+        if text[dot] == "." and _ABBREVIATION.search(text, max(start, dot - 12), dot):
+            continue
+        head = _HEAD.match(text, pos, stop).end()  # type: ignore[union-attr]
+        if head < stop:
+            out.append(Segment(head, stop, kind, block))
+        pos = stop
+    head = _HEAD.match(text, pos, end).end()  # type: ignore[union-attr]
+    if head < end:
         stop = end
-        while stop > head.start(1) and text[stop - 1].isspace():
+        while stop > head and text[stop - 1].isspace():
             stop -= 1
-        out.append(Segment(head.start(1), stop, kind, block))
+        out.append(Segment(head, stop, kind, block))
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
