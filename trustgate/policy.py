@@ -16,7 +16,6 @@ import importlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -24,7 +23,7 @@ from pydantic import BaseModel
 
 from trustgate.errors import ConfigurationError
 from trustgate.findings import Finding
-from trustgate.readers import ClaimsReader, FromKey, LastAIText, ToolCallArgs
+from trustgate.readers import ClaimsReader, FromKey, LastAIText
 from trustgate.report import Approval, Decision, OverrideKind, OverrideRecord
 from trustgate.verifiers.base import Evidence
 
@@ -690,10 +689,6 @@ def _parse_decision(answer: Any) -> dict[str, Any]:
     return {"type": None}
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 def policy_chain(policy: Policy | Sequence[Policy] | None) -> tuple[Policy, ...]:
     if policy is None:
         return (Halt(),)
@@ -704,7 +699,3 @@ def policy_chain(policy: Policy | Sequence[Policy] | None) -> tuple[Policy, ...]
         if not isinstance(p, Policy):
             raise ConfigurationError(f"{p!r} is not a policy (it needs apply(crossing))")
     return chain
-
-
-def needs_text(reader: ClaimsReader) -> bool:
-    return isinstance(reader, (LastAIText, FromKey)) and not isinstance(reader, ToolCallArgs)
