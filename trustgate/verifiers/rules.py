@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -448,7 +449,7 @@ class _Dispatch:
     only the fragments owning those anchors run.
     """
 
-    __slots__ = ("always", "anchors", "doc_scan", "fragments", "index", "scan")
+    __slots__ = ("always", "anchors", "doc_scan", "fragments", "index", "scan", "sorted_anchors")
 
     def __init__(self, name: str, fast: list[str], plain: list[str]) -> None:
         alternatives = [alt for f in fast for alt in _top_level_alternatives(f)]
@@ -471,6 +472,7 @@ class _Dispatch:
             for anchor in trimmed:
                 self.anchors.setdefault(anchor, []).append(i)
         self.index: dict[str, tuple[int, ...]] = {}
+        self.sorted_anchors = sorted(self.anchors)
         words = set(self.anchors)
         # Zero-width, so anchors that overlap ("side effect", "effect of") all count.
         self.scan = re.compile(r"\b(?=(" + _trie_pattern(words) + "))") if words else None
@@ -483,9 +485,10 @@ class _Dispatch:
         got = self.index.get(found)
         if got is None:
             ids: set[int] = set()
-            for anchor, alts in self.anchors.items():
-                if anchor.startswith(found):
-                    ids.update(alts)
+            i = bisect_left(self.sorted_anchors, found)
+            while i < len(self.sorted_anchors) and self.sorted_anchors[i].startswith(found):
+                ids.update(self.anchors[self.sorted_anchors[i]])
+                i += 1
             got = self.index[found] = tuple(sorted(ids))
         return got
 
