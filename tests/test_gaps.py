@@ -189,3 +189,11 @@ def test_gap_never_carries_a_word_of_the_deleted_sentence_absent_from_its_anchor
             if r.gap_id == gap.id:
                 leaked = (words(r.sentence) - anchor_words - TEMPLATE_WORDS) & gap_words
                 assert not leaked, leaked
+
+
+def test_list_item_gap_is_anchored_on_the_item_above() -> None:
+    draft = "## Timeline\n\n- 14:02 latency rose [[1]]\n- The deploy caused it.\n- 14:20 rollback\n"
+    verdict = verify_draft(draft, RECORD)
+    (gap,) = verdict.gaps
+    assert gap.anchor == "14:02 latency rose" and gap.anchor_ids == ("1",)
+    assert "deploy" not in gap.question

@@ -418,7 +418,7 @@ def verify_draft(
     for n, run in enumerate(runs, start=1):
         gap_id = f"gap-{n}"
         first = units[run[0]]
-        anchor_unit = _anchor(units, run[0])
+        anchor_unit = _anchor(draft, units, run[0])
         anchor_text = None
         anchor_ids: tuple[str, ...] = ()
         if anchor_unit is not None:
@@ -510,11 +510,25 @@ def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
     return "".join(out)
 
 
-def _anchor(units: list[_Unit], first: int) -> _Unit | None:
-    """The nearest preceding kept unit in the same block, else its heading, else none."""
-    block = units[first].seg.block
+_BLANK_LINE = re.compile(r"\n[ \t]*\r?\n")
+
+
+def _same_paragraph(draft: str, earlier: _Unit, later: _Unit) -> bool:
+    """Same block, or neighbouring items of one list (rows of one table): a list is
+    the paragraph its items belong to, so an item's anchor can be the item above."""
+    if earlier.seg.block == later.seg.block:
+        return True
+    return (
+        earlier.seg.kind == later.seg.kind
+        and later.seg.kind in ("item", "row")
+        and _BLANK_LINE.search(draft, earlier.seg.end, later.seg.start) is None
+    )
+
+
+def _anchor(draft: str, units: list[_Unit], first: int) -> _Unit | None:
+    """The nearest preceding kept unit in the same paragraph, else its heading, else none."""
     i = first - 1
-    while i >= 0 and units[i].seg.block == block:
+    while i >= 0 and _same_paragraph(draft, units[i], units[i + 1]):
         if not units[i].reasons:
             return units[i]
         i -= 1
