@@ -139,3 +139,12 @@ def test_roundtrip_with_strict_msgpack_env(tmp_path: Any) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "OK" in proc.stdout
+
+
+def test_reports_from_plain_dict_state() -> None:
+    from trustgate.report import Report, reports_from_state
+
+    r = Report(gate="g", node="n", decision="pass", released=True)
+    assert reports_from_state({"trust_reports": [r.to_json_dict()]}) == [r]
+    assert reports_from_state({}) == []
+    assert "<table" in r._repr_html_()

@@ -152,6 +152,11 @@ class Report(BaseModel):
         """Plain JSON types only (what a strict checkpoint serializer accepts)."""
         return self.model_dump(mode="json", fallback=repr)
 
+    def _repr_html_(self) -> str:
+        from trustgate.render import report_html
+
+        return report_html(self)
+
     @classmethod
     def coerce(cls, value: Any) -> Self:
         """Accept a Report or its dict form (what a strict checkpoint hands back)."""
@@ -227,7 +232,8 @@ def reports_from_state(state: Any) -> list[Report]:
     """The reports in a state dict/snapshot values, typed."""
     if state is None:
         return []
-    values = getattr(state, "values", state)
+    # A plain dict state has a ``values`` *method*; only a snapshot has ``values`` data.
+    values = state if isinstance(state, Mapping) else getattr(state, "values", state)
     if isinstance(values, Mapping):
         return _coerce_list(values.get(REPORTS_KEY))
     return _coerce_list(getattr(values, REPORTS_KEY, None))
