@@ -657,7 +657,7 @@ class PatternRule(SentenceRule):
     def __init__(
         self,
         name: str,
-        lexicon: Lexicon,
+        lexicon: Lexicon | str,
         *,
         code: str,
         reason: str,
@@ -665,11 +665,21 @@ class PatternRule(SentenceRule):
     ) -> None:
         if not name or not code:
             raise ConfigurationError("a rule needs a name and a finding code")
+        if not isinstance(lexicon, (Lexicon, str)):
+            raise ConfigurationError(f"lexicon must be a Lexicon or a shipped name: {lexicon!r}")
         self.name = name
         self.code = code
-        self.lexicon = lexicon
+        # A shipped lexicon is named, and compiled on first use, so importing
+        # trustgate does not pay for regexes a program may never run.
+        self._lexicon = lexicon
         self.reason = reason
         self.deletes_cited = deletes_cited
+
+    @property
+    def lexicon(self) -> Lexicon:
+        if isinstance(self._lexicon, str):
+            self._lexicon = Lexicon.from_package(self._lexicon)
+        return self._lexicon
 
     @classmethod
     def from_patterns(
@@ -709,7 +719,7 @@ class CausalRule(PatternRule):
     def __init__(self, lexicon: Lexicon | None = None) -> None:
         super().__init__(
             "causal",
-            lexicon or Lexicon.from_package("causal"),
+            lexicon or "causal",
             code="uncited_causal",
             reason="asserts a cause ({match!r}) without citing a line of the record",
         )
@@ -721,7 +731,7 @@ class HedgeRule(PatternRule):
     def __init__(self, lexicon: Lexicon | None = None) -> None:
         super().__init__(
             "hedge",
-            lexicon or Lexicon.from_package("hedge"),
+            lexicon or "hedge",
             code="hedged",
             reason="speculates ({match!r}): a hedge is a guess wearing a hat",
             deletes_cited=True,
