@@ -286,6 +286,8 @@ def _citations(
             lead = _SPACE_BEFORE.search(raw, 0, m.start())
             start = lead.start() if lead is not None else m.start()
             unit.edits.append((base + start, base + m.end(), ""))
+    if raw.count("[") == 2 * len(closed):
+        return tuple(cited)  # every bracket belongs to a closed marker: nothing malformed
     for o in _OPEN.finditer(raw):
         if not any(s <= o.start() < e for s, e in closed):
             frag = raw[o.start() : o.start() + 24].split("\n", 1)[0]
