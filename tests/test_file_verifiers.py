@@ -116,3 +116,19 @@ def test_grounding_check_acquires_and_holds_trust_bars(repo: Path) -> None:
         "no_evidence",
     }
     assert failing(check.verify("prose", ev)) == {"malformed_claim"}
+
+
+def test_agent_written_excerpt_is_never_evidence(repo: Path) -> None:
+    ledger = InMemoryLedger()
+    ev = Evidence(workspace=Workspace(repo), ledger=ledger)
+    claim = {
+        "root_cause": {
+            "value": "pool",
+            "evidence": [
+                {"path": "logs/pool.log", "start_line": 1, "excerpt": "deploy doubled workers"}
+            ],
+        }
+    }
+    findings = GroundingCheck({"root_cause": "verified"}).verify(claim, ev)
+    assert failing(findings) == {"agent_excerpt", "no_evidence"}
+    assert len(ledger) == 0

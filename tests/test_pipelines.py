@@ -139,7 +139,7 @@ def test_investigation_inventing_caught_reviewed_and_tamper_detected() -> None:
         ("review", "investigator"),
     ]
     codes = {f.subject: f.code for f in grounding.failed}
-    assert codes["db_pool_size[0]"] == "malformed_claim"  # an agent-written excerpt
+    assert codes["db_pool_size[0]"] == "agent_excerpt"  # an agent-written excerpt
     assert codes["replica_pool_size[0]"] == "line_out_of_range"
     assert codes["service_owner[0]"] == "outside_scope"
     assert codes["request_timeout_ms"] == "unverified_evidence"

@@ -225,6 +225,17 @@ class GroundingCheck:
                 )
             )
             return None
+        if isinstance(entry, Mapping) and {"excerpt", "content", "text"} & set(entry):
+            findings.append(
+                Finding.failed(
+                    self.name,
+                    "agent_excerpt",
+                    "the evidence entry carries text written by the agent; evidence is acquired "
+                    "by locator only and trustgate reads the bytes itself",
+                    subject=subject,
+                )
+            )
+            return None
         try:
             if isinstance(entry, Mapping) and "uri" in entry:
                 artifact = ledger.put(

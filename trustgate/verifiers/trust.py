@@ -105,7 +105,10 @@ def meets_trust_bar(
         if not grounded.artifacts:
             findings.append(
                 Finding.failed(
-                    VERIFIER, "no_evidence", f"field {name!r} cites no evidence", subject=name
+                    VERIFIER,
+                    "no_evidence",
+                    f"field {name!r} is grounded by no evidence that could be acquired",
+                    subject=name,
                 )
             )
         elif not statuses:
