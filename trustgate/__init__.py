@@ -301,3 +301,14 @@ __all__ += [
     "configure_telemetry",
     "telemetry",
 ]
+
+# --- audit (issue 4) ---
+from trustgate.audit import AuditedCrossing, AuditPath, AuditResult, SampleRun, audit
+
+__all__ += [
+    "AuditPath",
+    "AuditResult",
+    "AuditedCrossing",
+    "SampleRun",
+    "audit",
+]

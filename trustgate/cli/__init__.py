@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from trustgate.cli import _common
+from trustgate.cli import audit as _audit
 from trustgate.cli import contracts as _contracts
 from trustgate.cli import demo as _demo
 from trustgate.cli import drafts as _drafts
@@ -21,7 +22,7 @@ from trustgate.cli import history as _history
 __all__ = ["main"]
 
 # Each command family lives in its own module exposing ``register(subparsers)``.
-_FAMILIES = [_files, _contracts, _drafts, _demo, _history]
+_FAMILIES = [_files, _contracts, _drafts, _demo, _history, _audit]
 
 
 def build_parser() -> argparse.ArgumentParser:
