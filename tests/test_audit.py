@@ -270,6 +270,10 @@ def test_rerender_back_to_the_producer_is_not_a_release_path() -> None:
     app = compliance.build()
     c = by_node(audit(app))["executor"]
     assert c.guarded and paths(c) == {("release", "plain", True, "blind_verifier")}
+    # the gate's own blind-verifier model runs in the gate node: not a crossing
+    result = audit(app, {})
+    assert "blind_verifier" in (result.sample_run.model_nodes if result.sample_run else ())
+    assert {c.node for c in result} == {"planner", "executor"}
 
 
 def test_subgraph_node_containing_a_model() -> None:
@@ -340,6 +344,47 @@ def test_halted_sample_run() -> None:
     result = audit(app, {"log": []})
     assert result.sample_run is not None and result.sample_run.outcome == "halted"
     assert [(c.node, c.guarded) for c in result] == [("reviewer", True)]
+
+
+async def astep(state: S) -> dict[str, Any]:
+    return {"text": (await GLOBAL_MODEL.ainvoke("go")).text}
+
+
+def async_graph() -> StateGraph[Any, Any, Any, Any]:
+    g = StateGraph(S)
+    g.add_node("astep", astep)
+    g.add_node("llm", llm)
+    g.add_edge(START, "astep")
+    g.add_edge("astep", "llm")
+    g.add_edge("llm", END)
+    return g
+
+
+def test_async_only_nodes_audited_from_sync_code() -> None:
+    result = audit(async_graph(), {"text": "x"})
+    assert [(c.node, c.reason) for c in result] == [("astep", "static+sample_run")]
+    assert result.sample_run is not None and result.sample_run.outcome == "finished"
+
+
+async def test_aaudit_inside_an_event_loop() -> None:
+    result = await trustgate.aaudit(guard(async_graph(), {"astep": gate("g")}), {"text": "x"})
+    assert [(c.node, c.reason, c.guarded) for c in result] == [("astep", "static+sample_run", True)]
+    assert (await trustgate.aaudit(async_graph())).sample_run is None
+
+
+def test_callbacks_of_the_caller_still_called() -> None:
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class Count(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.n = 0
+
+        def on_chat_model_start(self, serialized: Any, messages: Any, **kw: Any) -> None:
+            self.n += 1
+
+    mine = Count()
+    audit(linear(), {"text": "x"}, config={"callbacks": [mine], "tags": ["audit"]})
+    assert mine.n == 1
 
 
 # --- create_agent ----------------------------------------------------------------------------
@@ -441,4 +486,5 @@ def test_not_a_graph_and_internal_shapes_checked(monkeypatch: pytest.MonkeyPatch
 
 def test_exported_at_top_level() -> None:
     assert trustgate.audit is audit
+    assert set(trustgate.__all__) >= {"audit", "aaudit", "AuditedCrossing", "AuditPath"}
     assert trustgate.AuditedCrossing is AuditedCrossing

@@ -303,12 +303,13 @@ __all__ += [
 ]
 
 # --- audit (issue 4) ---
-from trustgate.audit import AuditedCrossing, AuditPath, AuditResult, SampleRun, audit
+from trustgate.audit import AuditedCrossing, AuditPath, AuditResult, SampleRun, aaudit, audit
 
 __all__ += [
     "AuditPath",
     "AuditResult",
     "AuditedCrossing",
     "SampleRun",
+    "aaudit",
     "audit",
 ]

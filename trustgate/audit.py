@@ -37,6 +37,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import types
 import uuid
@@ -51,7 +52,7 @@ from pydantic import BaseModel, ConfigDict
 
 from trustgate.errors import ConfigurationError, GateHalted, LangGraphCompatibilityError
 
-__all__ = ["AuditPath", "AuditResult", "AuditedCrossing", "SampleRun", "audit"]
+__all__ = ["AuditPath", "AuditResult", "AuditedCrossing", "SampleRun", "aaudit", "audit"]
 
 PathKind = Literal["plain", "conditional", "waiting", "command"]
 Detection = Literal["static", "sample_run", "static+sample_run"]
@@ -568,50 +569,88 @@ class _ModelCalls(BaseCallbackHandler):
         self._record(kwargs.get("metadata"))
 
 
+_Outcome = Literal["finished", "interrupted", "halted", "error"]
+
+
+class _Run:
+    """One sample run on a copy: fresh in-memory checkpointer, a new thread, a handler."""
+
+    def __init__(self, graph: Any, config: RunnableConfig | None) -> None:
+        from langgraph.checkpoint.memory import InMemorySaver
+        from langgraph.graph.state import CompiledStateGraph
+
+        if isinstance(graph, CompiledStateGraph):
+            update: dict[str, Any] = {"checkpointer": InMemorySaver()}
+            if graph.store is not None:
+                from langgraph.store.memory import InMemoryStore
+
+                update["store"] = InMemoryStore()  # the user's store gets no sample writes
+            self.app: Any = graph.copy(update)
+        else:
+            self.app = _copy_for_compile(graph).compile(checkpointer=InMemorySaver())
+        self.handler = _ModelCalls()
+        cfg: dict[str, Any] = dict(config or {})
+        cfg["callbacks"] = [*(_callbacks(cfg.get("callbacks"))), self.handler]
+        self.configurable = dict(cfg.get("configurable") or {})
+        self.configurable["thread_id"] = f"trustgate-audit-{uuid.uuid4().hex}"
+        cfg["configurable"] = self.configurable
+        self.config = cast(RunnableConfig, cfg)
+
+    def ended(self, out: Any) -> tuple[_Outcome, str]:
+        if isinstance(out, Mapping) and out.get("__interrupt__"):
+            return "interrupted", "the run paused at an interrupt"
+        snapshot = self.app.get_state(RunnableConfig(configurable=self.configurable))
+        if snapshot.next:
+            return "interrupted", f"the run paused before {', '.join(snapshot.next)}"
+        return "finished", ""
+
+    @staticmethod
+    def failed(exc: BaseException) -> tuple[_Outcome, str]:
+        from langgraph.errors import GraphInterrupt
+
+        if isinstance(exc, GateHalted):
+            return "halted", str(exc)
+        if isinstance(exc, GraphInterrupt):
+            return "interrupted", "the run paused at an interrupt"
+        return "error", f"{type(exc).__name__}: {exc}"
+
+    def result(self, outcome: _Outcome, detail: str) -> tuple[dict[str, int], SampleRun]:
+        return dict(self.handler.nodes), SampleRun(
+            outcome=outcome,
+            detail=detail.splitlines()[0] if detail else "",
+            model_nodes=tuple(self.handler.nodes),
+        )
+
+
 def _sample_run(
     graph: Any, sample_input: Any, config: RunnableConfig | None
 ) -> tuple[dict[str, int], SampleRun]:
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.errors import GraphInterrupt
-    from langgraph.graph.state import CompiledStateGraph
-
-    if isinstance(graph, CompiledStateGraph):
-        update: dict[str, Any] = {"checkpointer": InMemorySaver()}
-        if graph.store is not None:
-            from langgraph.store.memory import InMemoryStore
-
-            update["store"] = InMemoryStore()  # the user's store gets no sample writes
-        app = graph.copy(update)
-    else:
-        app = _copy_for_compile(graph).compile(checkpointer=InMemorySaver())
-    handler = _ModelCalls()
-    cfg: dict[str, Any] = dict(config or {})
-    cfg["callbacks"] = [*(_callbacks(cfg.get("callbacks"))), handler]
-    configurable = dict(cfg.get("configurable") or {})
-    configurable["thread_id"] = f"trustgate-audit-{uuid.uuid4().hex}"
-    cfg["configurable"] = configurable
-    outcome: Literal["finished", "interrupted", "halted", "error"] = "finished"
-    detail = ""
+    run = _Run(graph, config)
     try:
-        out = app.invoke(sample_input, cast(RunnableConfig, cfg))
-        if isinstance(out, Mapping) and out.get("__interrupt__"):
-            outcome, detail = "interrupted", "the run paused at an interrupt"
-        else:
-            snapshot = app.get_state(RunnableConfig(configurable=configurable))
-            if snapshot.next:
-                outcome = "interrupted"
-                detail = f"the run paused before {', '.join(snapshot.next)}"
-    except GateHalted as exc:
-        outcome, detail = "halted", str(exc)
-    except GraphInterrupt:
-        outcome, detail = "interrupted", "the run paused at an interrupt"
+        outcome, detail = run.ended(run.app.invoke(sample_input, run.config))
     except Exception as exc:  # the sample run is best effort: report what was seen
-        outcome, detail = "error", f"{type(exc).__name__}: {exc}"
-    return handler.nodes, SampleRun(
-        outcome=outcome,
-        detail=detail.splitlines()[0] if detail else "",
-        model_nodes=tuple(handler.nodes),
-    )
+        outcome, detail = run.failed(exc)
+    return run.result(outcome, detail)
+
+
+async def _asample_run(
+    graph: Any, sample_input: Any, config: RunnableConfig | None
+) -> tuple[dict[str, int], SampleRun]:
+    run = _Run(graph, config)
+    try:
+        outcome, detail = run.ended(await run.app.ainvoke(sample_input, run.config))
+    except Exception as exc:  # the sample run is best effort: report what was seen
+        outcome, detail = run.failed(exc)
+    return run.result(outcome, detail)
+
+
+def _async_only(builder: Any) -> bool:
+    """True when some node has only an async implementation (sync ``invoke`` fails)."""
+    for spec in builder.nodes.values():
+        runnable = spec.runnable
+        if hasattr(runnable, "afunc") and getattr(runnable, "func", True) is None:
+            return True
+    return False
 
 
 def _callbacks(existing: Any) -> list[Any]:
@@ -640,7 +679,8 @@ def audit(
     ``graph`` is a ``StateGraph`` builder or a compiled graph (it is not modified). With
     ``sample_input`` the graph also runs once on a copy (fresh in-memory checkpointer,
     ``config`` merged in) and nodes seen starting a model run are added; the run may
-    stop early, ``result.sample_run`` says how it ended.
+    stop early, ``result.sample_run`` says how it ended. A graph with async-only nodes
+    is run with ``asyncio.run`` (inside a running event loop, use :func:`aaudit`).
 
     Example:
         ```python
@@ -650,12 +690,46 @@ def audit(
     """
     builder = _builder_of(graph)
     _check(builder)
+    dynamic: dict[str, int] = {}
+    run: SampleRun | None = None
+    if sample_input is not None:
+        if _async_only(builder) and not _loop_running():
+            dynamic, run = asyncio.run(_asample_run(graph, sample_input, config))
+        else:
+            dynamic, run = _sample_run(graph, sample_input, config)
+    return _combine(builder, dynamic, run)
+
+
+async def aaudit(
+    graph: Any, sample_input: Any = None, *, config: RunnableConfig | None = None
+) -> AuditResult:
+    """:func:`audit` with the sample run through ``ainvoke`` (for async graphs).
+
+    Example:
+        ```python
+        result = await trustgate.aaudit(app, {"messages": []})
+        ```
+    """
+    builder = _builder_of(graph)
+    _check(builder)
+    dynamic: dict[str, int] = {}
+    run: SampleRun | None = None
+    if sample_input is not None:
+        dynamic, run = await _asample_run(graph, sample_input, config)
+    return _combine(builder, dynamic, run)
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _combine(builder: Any, dynamic: Mapping[str, int], run: SampleRun | None) -> AuditResult:
     static = {c.node: c for c in _static_crossings(builder)}
     result = AuditResult()
-    run: SampleRun | None = None
-    dynamic: dict[str, int] = {}
-    if sample_input is not None:
-        dynamic, run = _sample_run(graph, sample_input, config)
     for name, spec in builder.nodes.items():
         seen_run = name in dynamic and not _skipped(spec) and _middleware_hook(spec) is None
         if name in static:
