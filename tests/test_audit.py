@@ -196,6 +196,26 @@ def test_bindings_sequences_partials_and_callable_objects() -> None:
     assert [c.node for c in audit(g)] == ["a", "b", "c"]
 
 
+def test_large_object_graphs_walked_within_a_bound() -> None:
+    import time
+
+    def tree(depth: int) -> Any:
+        return [{"k": tree(depth - 1)} for _ in range(60)] if depth else object()
+
+    big = tree(3)
+
+    def busy(state: S) -> dict[str, Any]:
+        return {"other": str(len(big))}
+
+    g = StateGraph(S)
+    g.add_node("busy", busy)
+    g.add_edge(START, "busy")
+    g.add_edge("busy", END)
+    started = time.perf_counter()
+    assert audit(g) == []
+    assert time.perf_counter() - started < 5
+
+
 # --- paths -------------------------------------------------------------------------------
 
 

@@ -59,6 +59,7 @@ Detection = Literal["static", "sample_run", "static+sample_run"]
 
 _MAX_DEPTH = 7
 _MAX_ITEMS = 64
+_MAX_OBJECTS = 20_000  # per node: a bound on the walk through large object graphs
 _AFTER_MODEL = ("after_model", "aafter_model")
 # library code whose module globals are not user wiring: walk their objects, but do
 # not open the globals of their functions (that only finds the libraries' own imports)
@@ -155,7 +156,7 @@ class _Finder:
             return
         if isinstance(obj, types.ModuleType) or depth > _MAX_DEPTH:
             return
-        if id(obj) in self.seen:
+        if id(obj) in self.seen or len(self.seen) > _MAX_OBJECTS:
             return
         self.seen.add(id(obj))
         if isinstance(obj, BaseLanguageModel):
