@@ -368,3 +368,18 @@ class _NoScan(SentenceRule):
 
     def check(self, sentence: DraftSentence) -> str | None:
         return self.inner.check(sentence)
+
+
+def test_rules_see_valid_and_invalid_ids() -> None:
+    seen: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+
+    class Spy(SentenceRule):
+        name = "spy"
+        code = "spy"
+
+        def check(self, sentence: DraftSentence) -> str | None:
+            seen.append((sentence.cited, sentence.invalid))
+            return None
+
+    verify_draft("Latency rose. [[1, 99]][[2]] Then [[x]].", RECORD, rules=[Spy()])
+    assert seen == [(("1", "2"), ("99",)), ((), ("x",))]

@@ -248,12 +248,13 @@ def _check_rules(rules: Any) -> tuple[SentenceRule, ...]:
 class _Unit:
     """Working state for one non-code segment."""
 
-    __slots__ = ("cited", "edits", "reasons", "seg", "text")
+    __slots__ = ("bad", "cited", "edits", "reasons", "seg", "text")
 
     def __init__(self, seg: Segment, text: str) -> None:
         self.seg = seg
         self.text = text
         self.cited: tuple[str, ...] = ()
+        self.bad: list[str] = []  # cited ids the record does not have
         self.edits: list[tuple[int, int, str]] = []  # marker rewrites, draft offsets
         self.reasons: list[tuple[SentenceRule, str]] = []
 
@@ -277,6 +278,7 @@ def _citations(
         if not bad:
             continue
         for i in bad:
+            unit.bad.append(i)
             invalid.append(
                 InvalidCitation(id=i, marker=m.group(), sentence=raw, start=base + m.start())
             )
@@ -396,7 +398,7 @@ def verify_draft(
             plain=_MARKER.sub("", unit.text) if marked else unit.text,
             normalised=normalise(unit.text),
             cited=unit.cited,
-            invalid=(),
+            invalid=tuple(unit.bad),
             kind=unit.seg.kind,
             record=rec,
         )
