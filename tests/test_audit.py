@@ -216,6 +216,32 @@ def test_large_object_graphs_walked_within_a_bound() -> None:
     assert time.perf_counter() - started < 5
 
 
+def test_objects_that_refuse_inspection_are_skipped() -> None:
+    class Proxy:
+        def __getattribute__(self, name: str) -> Any:
+            raise RuntimeError("outside of a request context")
+
+    proxy = Proxy()
+
+    def handler(state: S) -> dict[str, Any]:
+        return {"other": str(proxy), "text": GLOBAL_MODEL.invoke("x").text}
+
+    g = StateGraph(S)
+    g.add_node("handler", handler)
+    g.add_edge(START, "handler")
+    g.add_edge("handler", END)
+    assert [c.node for c in audit(g)] == ["handler"]
+
+
+def test_a_builder_that_does_not_compile_still_gets_the_static_audit() -> None:
+    g = StateGraph(S)
+    g.add_node("step1", step1)
+    g.add_edge("step1", END)  # no entry point: compile() refuses it
+    result = audit(g, {"text": "x"})
+    assert [c.node for c in result] == ["step1"]
+    assert result.sample_run is not None and result.sample_run.outcome == "error"
+
+
 # --- paths -------------------------------------------------------------------------------
 
 

@@ -50,7 +50,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.constants import END
 from pydantic import BaseModel, ConfigDict
 
-from trustgate.errors import ConfigurationError, GateHalted, LangGraphCompatibilityError
+from trustgate.errors import (
+    ConfigurationError,
+    GateHalted,
+    LangGraphCompatibilityError,
+    TrustgateError,
+)
 
 __all__ = ["AuditPath", "AuditResult", "AuditedCrossing", "SampleRun", "aaudit", "audit"]
 
@@ -152,6 +157,14 @@ class _Finder:
         self.inner_gates: list[str] = []
 
     def walk(self, obj: Any, where: str, depth: int = 0) -> None:
+        try:
+            self._walk(obj, where, depth)
+        except TrustgateError:
+            raise
+        except Exception:  # an object that refuses inspection (a proxy, a lazy attribute)
+            return
+
+    def _walk(self, obj: Any, where: str, depth: int) -> None:
         if obj is None or isinstance(obj, (str, bytes, int, float, bool, type)):
             return
         if isinstance(obj, types.ModuleType) or depth > _MAX_DEPTH:
@@ -626,7 +639,12 @@ class _Run:
 def _sample_run(
     graph: Any, sample_input: Any, config: RunnableConfig | None
 ) -> tuple[dict[str, int], SampleRun]:
-    run = _Run(graph, config)
+    try:
+        run = _Run(graph, config)
+    except TrustgateError:
+        raise
+    except Exception as exc:  # e.g. a builder that does not compile
+        return {}, SampleRun(outcome="error", detail=f"{type(exc).__name__}: {exc}"[:500])
     try:
         outcome, detail = run.ended(run.app.invoke(sample_input, run.config))
     except Exception as exc:  # the sample run is best effort: report what was seen
@@ -637,7 +655,12 @@ def _sample_run(
 async def _asample_run(
     graph: Any, sample_input: Any, config: RunnableConfig | None
 ) -> tuple[dict[str, int], SampleRun]:
-    run = _Run(graph, config)
+    try:
+        run = _Run(graph, config)
+    except TrustgateError:
+        raise
+    except Exception as exc:  # e.g. a builder that does not compile
+        return {}, SampleRun(outcome="error", detail=f"{type(exc).__name__}: {exc}"[:500])
     try:
         outcome, detail = run.ended(await run.app.ainvoke(sample_input, run.config))
     except Exception as exc:  # the sample run is best effort: report what was seen
