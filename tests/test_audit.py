@@ -242,6 +242,26 @@ def test_a_builder_that_does_not_compile_still_gets_the_static_audit() -> None:
     assert result.sample_run is not None and result.sample_run.outcome == "error"
 
 
+SELF_APP: Any = None
+
+
+def peek(state: S) -> dict[str, Any]:
+    """Refers to the graph it belongs to; that graph is not its subgraph."""
+    return {"other": str(SELF_APP is not None and SELF_APP.get_graph())}
+
+
+def test_a_node_referring_to_its_own_graph_is_not_a_crossing() -> None:
+    global SELF_APP
+    g = linear()
+    g.add_node("peek", peek)
+    g.add_edge("llm", "peek")
+    SELF_APP = g.compile()
+    try:
+        assert [c.node for c in audit(SELF_APP)] == ["step1"]
+    finally:
+        SELF_APP = None
+
+
 # --- paths -------------------------------------------------------------------------------
 
 

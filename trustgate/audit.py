@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import sys
 import types
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -72,11 +73,20 @@ _LIBRARY_PREFIXES = ("langgraph.", "langchain_core.", "pydantic", "typing", "abc
 
 
 class AuditPath(BaseModel):
-    """One way a crossing's output leaves its node.
+    """One way a crossing's output leaves its node, and the gate (if any) standing on it.
 
     ``target`` is a node name, ``"__end__"``, or ``None`` when a conditional branch
-    declares no targets (it may route anywhere). ``gate`` names the gate(s) standing on
-    the path; ``via`` the node that holds them (a gate node or a middleware node).
+    declares no targets (it may route anywhere). ``kind`` is how LangGraph routes it:
+    ``plain`` edge, ``waiting`` (join) edge, ``conditional`` branch, or ``command``
+    (a ``Command(goto=...)`` destination the node declared). ``gate`` names the gate(s)
+    standing on the path; ``via`` the node that holds them (a gate node ``guard()``
+    inserted, a ``TrustGateMiddleware`` node, a tool node with tool gates, or the
+    subgraph node whose inner gates checked the output).
+
+    Example:
+        ```python
+        open_paths = [p.target for p in crossing.paths if not p.guarded]
+        ```
     """
 
     model_config = ConfigDict(frozen=True)
@@ -91,8 +101,17 @@ class AuditPath(BaseModel):
 class AuditedCrossing(BaseModel):
     """A node whose output is model output, with every path out of it.
 
-    ``guarded`` is true only when the node has paths and a gate stands on every one.
-    ``detail`` says what was found (which model, through which reference).
+    ``reason`` says how it was found (``static``, ``sample_run`` or both); ``detail``
+    what was found (which model, through which reference), so a surprising entry can
+    be traced to the line that holds the model. ``guarded`` is true only when a gate
+    stands on every path; a node with no declared way out is reported with one
+    unguarded path to ``"__end__"`` (its output stays in the state the caller reads).
+
+    Example:
+        ```python
+        for c in trustgate.audit(app):
+            print(c.node, c.reason, "guarded" if c.guarded else "OPEN", c.detail)
+        ```
     """
 
     model_config = ConfigDict(frozen=True)
@@ -105,7 +124,20 @@ class AuditedCrossing(BaseModel):
 
 
 class SampleRun(BaseModel):
-    """How the sample run went: ``finished``, ``interrupted``, ``halted`` or ``error``."""
+    """How the sample run went: ``finished``, ``interrupted``, ``halted`` or ``error``.
+
+    A sample run that stopped early saw only the nodes before the stop, so the caller
+    should know. ``model_nodes`` lists every top-level node seen starting a model run,
+    gate nodes included (a blind verifier's model runs inside its gate; gates are
+    never crossings).
+
+    Example:
+        ```python
+        run = trustgate.audit(app, {"messages": []}).sample_run
+        if run is not None and run.outcome != "finished":
+            print("sample run stopped early:", run.outcome, run.detail)
+        ```
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -115,12 +147,23 @@ class SampleRun(BaseModel):
 
 
 class AuditResult(list[AuditedCrossing]):
-    """The crossings (a list), plus how the sample run went (``None`` without one)."""
+    """The crossings (a list, node order), plus how the sample run went.
+
+    A plain list of :class:`AuditedCrossing` so callers can iterate and compare it;
+    ``sample_run`` is ``None`` when no sample input was given.
+
+    Example:
+        ```python
+        result = trustgate.audit(builder)
+        assert not result.unguarded, [c.node for c in result.unguarded]
+        ```
+    """
 
     sample_run: SampleRun | None = None
 
     @property
     def unguarded(self) -> list[AuditedCrossing]:
+        """The crossings with at least one path no gate stands on."""
         return [c for c in self if not c.guarded]
 
 
@@ -133,6 +176,13 @@ def _code_names(code: types.CodeType) -> set[str]:
         if isinstance(const, types.CodeType):
             names |= _code_names(const)
     return names
+
+
+def _is_library(module: str) -> bool:
+    """Library and standard-library code: its globals are its own imports, not wiring."""
+    return module.startswith(_LIBRARY_PREFIXES) or module.split(".", 1)[0] in (
+        sys.stdlib_module_names
+    )
 
 
 def _is_boundary(obj: Any) -> bool:
@@ -225,8 +275,7 @@ class _Finder:
         wrapped = getattr(fn, "__wrapped__", None)
         if wrapped is not None:
             self.walk(wrapped, where, depth + 1)
-        module = str(getattr(fn, "__module__", "") or "")
-        if module.startswith(_LIBRARY_PREFIXES):
+        if _is_library(str(getattr(fn, "__module__", "") or "")):
             return
         glb = fn.__globals__
         names = _code_names(fn.__code__)
@@ -235,6 +284,8 @@ class _Finder:
                 continue
             value = glb[var]
             if isinstance(value, types.ModuleType):
+                if _is_library(value.__name__):
+                    continue
                 # ``llms.model.invoke(...)``: attributes of the module the code names
                 for attr in sorted(names):
                     inner = getattr(value, attr, None)
@@ -721,7 +772,7 @@ def audit(
             dynamic, run = asyncio.run(_asample_run(graph, sample_input, config))
         else:
             dynamic, run = _sample_run(graph, sample_input, config)
-    return _combine(builder, dynamic, run)
+    return _combine(graph, builder, dynamic, run)
 
 
 async def aaudit(
@@ -740,7 +791,7 @@ async def aaudit(
     run: SampleRun | None = None
     if sample_input is not None:
         dynamic, run = await _asample_run(graph, sample_input, config)
-    return _combine(builder, dynamic, run)
+    return _combine(graph, builder, dynamic, run)
 
 
 def _loop_running() -> bool:
@@ -751,8 +802,13 @@ def _loop_running() -> bool:
     return True
 
 
-def _combine(builder: Any, dynamic: Mapping[str, int], run: SampleRun | None) -> AuditResult:
-    static = {c.node: c for c in _static_crossings(builder)}
+def _combine(
+    graph: Any, builder: Any, dynamic: Mapping[str, int], run: SampleRun | None
+) -> AuditResult:
+    # a node that refers to the audited graph itself (``app.get_state``) is not a
+    # subgraph of it
+    roots = {id(graph), id(builder)}
+    static = {c.node: c for c in _static_crossings(builder, roots)}
     result = AuditResult()
     for name, spec in builder.nodes.items():
         seen_run = name in dynamic and not _skipped(spec) and _middleware_hook(spec) is None
