@@ -130,6 +130,7 @@ def test_sample_run_finds_step1_and_a_model_built_at_call_time() -> None:
     assert paths(found["hidden"]) == {("llm", "plain", False, None)}
     assert result.sample_run is not None and result.sample_run.outcome == "finished"
     assert set(result.sample_run.model_nodes) == {"step1", "hidden"}
+    assert result.sample_run.unattributed == 0
 
 
 def test_sample_run_of_the_guarded_graph_does_not_flag_the_gate_or_touch_the_original() -> None:
@@ -260,6 +261,16 @@ def test_a_node_referring_to_its_own_graph_is_not_a_crossing() -> None:
         assert [c.node for c in audit(SELF_APP)] == ["step1"]
     finally:
         SELF_APP = None
+
+
+def test_model_runs_without_a_node_are_counted_not_guessed() -> None:
+    from trustgate.audit import _ModelCalls
+
+    calls = _ModelCalls()
+    calls.on_chat_model_start({}, [], metadata={"langgraph_node": "a"})
+    calls.on_llm_start({}, [], metadata={"langgraph_checkpoint_ns": "sub:1|inner:2"})
+    calls.on_chat_model_start({}, [], metadata={})
+    assert calls.nodes == {"a": 1, "sub": 1} and calls.unattributed == 1
 
 
 # --- paths -------------------------------------------------------------------------------

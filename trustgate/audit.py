@@ -144,6 +144,9 @@ class SampleRun(BaseModel):
     outcome: Literal["finished", "interrupted", "halted", "error"]
     detail: str = ""
     model_nodes: tuple[str, ...] = ()
+    unattributed: int = 0
+    """Model runs whose metadata named no graph node (called outside the graph's
+    tasks, or a LangGraph version that no longer tags runs with ``langgraph_node``)."""
 
 
 class AuditResult(list[AuditedCrossing]):
@@ -617,6 +620,7 @@ class _ModelCalls(BaseCallbackHandler):
 
     def __init__(self) -> None:
         self.nodes: dict[str, int] = {}
+        self.unattributed = 0
 
     def _record(self, metadata: Mapping[str, Any] | None) -> None:
         md = metadata or {}
@@ -626,6 +630,8 @@ class _ModelCalls(BaseCallbackHandler):
             node = ns.split("|", 1)[0].split(":", 1)[0] or node
         if isinstance(node, str) and node:
             self.nodes[node] = self.nodes.get(node, 0) + 1
+        else:
+            self.unattributed += 1
 
     def on_chat_model_start(self, serialized: dict[str, Any], messages: Any, **kwargs: Any) -> None:
         self._record(kwargs.get("metadata"))
@@ -684,6 +690,7 @@ class _Run:
             outcome=outcome,
             detail=detail.splitlines()[0] if detail else "",
             model_nodes=tuple(self.handler.nodes),
+            unattributed=self.handler.unattributed,
         )
 
 

@@ -112,6 +112,8 @@ def _audit(args: argparse.Namespace) -> int:
         if result.sample_run is not None:
             run = result.sample_run
             print(f"sample run: {run.outcome}" + (f" ({run.detail})" if run.detail else ""))
+            if run.unattributed:
+                print(f"sample run: {run.unattributed} model run(s) not tied to a graph node")
         if not result:
             print("no model crossings found")
         else:
