@@ -496,6 +496,19 @@ def test_create_agent_without_and_with_the_middleware() -> None:
     assert {(p.target, p.gate) for p in c.paths} >= {("tools", "answer"), (END, "answer")}
 
 
+def test_create_agent_guarded_with_guard() -> None:
+    agent = create_agent(honest_model("done", repeat_last=True), [lookup])
+    guarded = guard(agent, {"model": _answer_gate()})
+    result = audit(guarded, {"messages": [HumanMessage("hi")]})
+    ((c),) = result
+    assert c.node == "model" and c.reason == "static+sample_run" and c.guarded
+    assert paths(c) == {
+        ("tools", "conditional", True, "answer"),
+        (END, "conditional", True, "answer"),
+    }
+    assert not audit(agent)[0].guarded  # the original is untouched
+
+
 def test_create_agent_tool_gates_guard_only_the_path_to_the_tools() -> None:
     tool_gate = TrustGate(
         "tool_gate", reads=ToolCallArgs(), verifiers=[FunctionVerifier(_ok, name="ok")]
