@@ -295,3 +295,17 @@ async def test_async_report_is_logged_in_the_checkpoint_transaction(url: str) ->
             await app.ainvoke({"text": LIE, "log": []}, cfg("blocked"))
         assert await db.ahistory(thread="blocked") == []
         assert len(await db.ahistory(thread="before")) == 1
+
+
+def test_saver_internals_changing_is_an_error_not_a_silent_loss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If the saver stops writing through the hooked cursor, put() raises: no lost report."""
+    from trustgate.errors import LangGraphCompatibilityError
+    from trustgate.persistence import LoggingSqliteSaver
+
+    monkeypatch.setattr(LoggingSqliteSaver, "cursor", SqliteSaver.cursor)
+    with trustgate.connect(tmp_path / "t.db") as db:
+        app = build_graph().compile(checkpointer=db.checkpointer)
+        with pytest.raises(LangGraphCompatibilityError):
+            app.invoke({"text": LIE, "log": []}, cfg("t1"))

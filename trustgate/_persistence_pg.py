@@ -36,9 +36,11 @@ from trustgate.persistence import (
     PG_INSERT_REPORTS,
     PG_REPORTS_SCHEMA,
     AsyncPersistence,
+    PendingRows,
     Persistence,
     ReportHistory,
     _ReportRows,
+    check_rows_written,
 )
 
 __all__ = [
@@ -64,12 +66,13 @@ class LoggingPostgresSaver(PostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        rows = self._report_rows.rows(config, checkpoint, new_versions)
+        rows = PendingRows(self._report_rows.rows(config, checkpoint, new_versions))
         token = _PENDING.set(rows)
         try:
             out = super().put(config, checkpoint, metadata, new_versions)
         finally:
             _PENDING.reset(token)
+        check_rows_written(rows, self)
         self._report_rows.committed(rows)
         return out
 
@@ -82,6 +85,7 @@ class LoggingPostgresSaver(PostgresSaver):
                 return
             with cur.connection.transaction():
                 cur.executemany(PG_INSERT_REPORTS, rows)
+                rows.written = True
                 yield cur
 
 
@@ -99,12 +103,13 @@ class LoggingAsyncPostgresSaver(AsyncPostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        rows = self._report_rows.rows(config, checkpoint, new_versions)
+        rows = PendingRows(self._report_rows.rows(config, checkpoint, new_versions))
         token = _PENDING.set(rows)
         try:
             out = await super().aput(config, checkpoint, metadata, new_versions)
         finally:
             _PENDING.reset(token)
+        check_rows_written(rows, self)
         self._report_rows.committed(rows)
         return out
 
@@ -117,6 +122,7 @@ class LoggingAsyncPostgresSaver(AsyncPostgresSaver):
                 return
             async with cur.connection.transaction():
                 await cur.executemany(PG_INSERT_REPORTS, rows)
+                rows.written = True
                 yield cur
 
 

@@ -61,7 +61,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from trustgate.errors import ConfigurationError, InputError
+from trustgate.errors import ConfigurationError, InputError, LangGraphCompatibilityError
 from trustgate.evidence.ledger import ArtifactLedger, SqliteLedger
 from trustgate.report import REPORTS_KEY, Report
 
@@ -201,8 +201,28 @@ class _ReportRows:
             self._logged.update(r[0] for r in rows)
 
 
+class PendingRows(list[ReportRow]):
+    """Report rows waiting to join the current put()'s checkpoint transaction.
+
+    ``written`` is set by the cursor hook that inserts them. A put() that returns with
+    rows still unwritten means the saver no longer writes through the hooked cursor
+    (its internals changed): that raises instead of silently losing reports.
+    """
+
+    written: bool = False
+
+
+def check_rows_written(rows: PendingRows, saver: object) -> None:
+    if rows and not rows.written:
+        raise LangGraphCompatibilityError(
+            f"{type(saver).__mro__[1].__name__} no longer writes checkpoints through the "
+            "cursor trustgate hooks, so crossing reports would not be logged; this "
+            "langgraph-checkpoint version is not supported"
+        )
+
+
 # Rows waiting for the checkpoint write of the current put() to join its transaction.
-_PENDING: contextvars.ContextVar[list[ReportRow] | None] = contextvars.ContextVar(
+_PENDING: contextvars.ContextVar[PendingRows | None] = contextvars.ContextVar(
     "trustgate_pending_reports", default=None
 )
 
@@ -221,12 +241,13 @@ class LoggingSqliteSaver(SqliteSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        rows = self._report_rows.rows(config, checkpoint, new_versions)
+        rows = PendingRows(self._report_rows.rows(config, checkpoint, new_versions))
         token = _PENDING.set(rows)
         try:
             out = super().put(config, checkpoint, metadata, new_versions)
         finally:
             _PENDING.reset(token)
+        check_rows_written(rows, self)
         self._report_rows.committed(rows)
         return out
 
@@ -237,6 +258,7 @@ class LoggingSqliteSaver(SqliteSaver):
             rows = _PENDING.get()
             if rows and transaction:  # before the commit in SqliteSaver.cursor
                 cur.executemany(SQLITE_INSERT_REPORTS, rows)
+                rows.written = True
 
 
 class LoggingAsyncSqliteSaver(AsyncSqliteSaver):
