@@ -206,7 +206,7 @@ def test_postmortem_inventing_deleted_gaps_answered_as_testimony() -> None:
     md = out["markdown"]
     assert "because" not in md and "probably" not in md and "[[42]]" not in md
     # the marker is stripped: testimony is never dressed up as a record citation
-    assert "> Per Dana (not in the record): Workers were doubled ." in md
+    assert "> Per Dana (not in the record): Workers were doubled." in md
     assert "**Open question:**" in md  # gap-2 was not answered: it stays open
     assert out["testimony"][0]["by"] == "Dana"
     assert "[[2]]." not in out["testimony"][0]["text"]  # testimony carries no citation

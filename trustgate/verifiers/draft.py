@@ -177,6 +177,11 @@ class DraftVerdict(BaseModel):
     invalid_citations: tuple[InvalidCitation, ...] = ()
     testimony: tuple[Testimony, ...] = ()
 
+    def _repr_html_(self) -> str:
+        from trustgate.render import draft_verdict_html
+
+        return draft_verdict_html(self)
+
     @property
     def clean(self) -> bool:
         """Nothing was deleted and every marker named a line of the record."""

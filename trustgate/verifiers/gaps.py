@@ -31,8 +31,13 @@ _SPACE = re.compile(r"\s+")
 _TRAIL = re.compile(r"[\s.!?…:;,]+$")
 
 
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?…])")
+
+
 def _clean(text: str) -> str:
-    return _SPACE.sub(" ", _MARKER.sub(" ", text)).strip()
+    """Markers out, whitespace collapsed, and no space left before punctuation."""
+    flat = _SPACE.sub(" ", _MARKER.sub(" ", text)).strip()
+    return _SPACE_BEFORE_PUNCT.sub(r"\1", flat)
 
 
 def gap_question(anchor: str | None) -> str:
