@@ -8,8 +8,8 @@ crossing; it is never a pass for lack of anything to check.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -85,6 +85,26 @@ def _as_list(claims: Any, model: type[BaseModel]) -> list[Any]:
     return [claims]
 
 
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _each_claim(
+    claims: Any, model: type[_M], verifier: str, check: Callable[[_M], list[Finding]]
+) -> list[Finding]:
+    """Check one claim or a list of them; a malformed one is a failed finding, not a crash."""
+    out: list[Finding] = []
+    for raw in _as_list(claims, model):
+        try:
+            claim = model.model_validate(raw)
+        except ValidationError as exc:
+            what = model.__name__
+            msg = f"{what} is malformed: {exc.errors()[0]['msg']}"
+            out.append(Finding.failed(verifier, "malformed_claim", msg))
+            continue
+        out.extend(check(claim))
+    return out
+
+
 class ChangeCheck:
     """Check ``ChangeClaim``s against the real git diff (recomputed every crossing)."""
 
@@ -101,21 +121,12 @@ class ChangeCheck:
 
     def verify(self, claims: Any, evidence: Evidence) -> list[Finding]:
         ws = _workspace(evidence)
-        out: list[Finding] = []
-        for raw in _as_list(claims, ChangeClaim):
-            try:
-                claim = ChangeClaim.model_validate(raw)
-            except ValidationError as exc:
-                out.append(
-                    Finding.failed(
-                        self.name,
-                        "malformed_claim",
-                        f"change claim is malformed: {exc.errors()[0]['msg']}",
-                    )
-                )
-                continue
-            out.extend(check_change_claim(claim, ws, undeclared_severity=self.undeclared_severity))
-        return out
+        return _each_claim(
+            claims,
+            ChangeClaim,
+            self.name,
+            lambda c: check_change_claim(c, ws, undeclared_severity=self.undeclared_severity),
+        )
 
 
 class HashCheck:
@@ -127,21 +138,7 @@ class HashCheck:
 
     def verify(self, claims: Any, evidence: Evidence) -> list[Finding]:
         ws = _workspace(evidence)
-        out: list[Finding] = []
-        for raw in _as_list(claims, HashClaim):
-            try:
-                claim = HashClaim.model_validate(raw)
-            except ValidationError as exc:
-                out.append(
-                    Finding.failed(
-                        self.name,
-                        "malformed_claim",
-                        f"hash claim is malformed: {exc.errors()[0]['msg']}",
-                    )
-                )
-                continue
-            out.append(check_hash_claim(claim, ws))
-        return out
+        return _each_claim(claims, HashClaim, self.name, lambda c: [check_hash_claim(c, ws)])
 
 
 class GroundingCheck:
