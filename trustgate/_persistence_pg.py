@@ -36,11 +36,10 @@ from trustgate.persistence import (
     PG_INSERT_REPORTS,
     PG_REPORTS_SCHEMA,
     AsyncPersistence,
-    PendingRows,
     Persistence,
     ReportHistory,
     _ReportRows,
-    check_rows_written,
+    joining_reports,
 )
 
 __all__ = [
@@ -66,15 +65,8 @@ class LoggingPostgresSaver(PostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        rows = PendingRows(self._report_rows.rows(config, checkpoint, new_versions))
-        token = _PENDING.set(rows)
-        try:
-            out = super().put(config, checkpoint, metadata, new_versions)
-        finally:
-            _PENDING.reset(token)
-        check_rows_written(rows, self)
-        self._report_rows.committed(rows)
-        return out
+        with joining_reports(self, self._report_rows, config, checkpoint, new_versions):
+            return super().put(config, checkpoint, metadata, new_versions)
 
     @contextlib.contextmanager
     def _cursor(self, *, pipeline: bool = False) -> Iterator[Cursor[DictRow]]:
@@ -103,15 +95,8 @@ class LoggingAsyncPostgresSaver(AsyncPostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        rows = PendingRows(self._report_rows.rows(config, checkpoint, new_versions))
-        token = _PENDING.set(rows)
-        try:
-            out = await super().aput(config, checkpoint, metadata, new_versions)
-        finally:
-            _PENDING.reset(token)
-        check_rows_written(rows, self)
-        self._report_rows.committed(rows)
-        return out
+        with joining_reports(self, self._report_rows, config, checkpoint, new_versions):
+            return await super().aput(config, checkpoint, metadata, new_versions)
 
     @contextlib.asynccontextmanager
     async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:

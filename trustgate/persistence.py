@@ -221,6 +221,29 @@ def check_rows_written(rows: PendingRows, saver: object) -> None:
         )
 
 
+@contextlib.contextmanager
+def joining_reports(
+    saver: object,
+    source: _ReportRows,
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    new_versions: ChannelVersions,
+) -> Iterator[None]:
+    """Around a saver's put(): hand the checkpoint's report rows to the hooked cursor.
+
+    After a successful put the rows must have been written in its transaction
+    (:func:`check_rows_written`); then they are remembered as logged.
+    """
+    rows = PendingRows(source.rows(config, checkpoint, new_versions))
+    token = _PENDING.set(rows)
+    try:
+        yield
+    finally:
+        _PENDING.reset(token)
+    check_rows_written(rows, saver)
+    source.committed(rows)
+
+
 # Rows waiting for the checkpoint write of the current put() to join its transaction.
 _PENDING: contextvars.ContextVar[PendingRows | None] = contextvars.ContextVar(
     "trustgate_pending_reports", default=None
@@ -241,15 +264,8 @@ class LoggingSqliteSaver(SqliteSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        rows = PendingRows(self._report_rows.rows(config, checkpoint, new_versions))
-        token = _PENDING.set(rows)
-        try:
-            out = super().put(config, checkpoint, metadata, new_versions)
-        finally:
-            _PENDING.reset(token)
-        check_rows_written(rows, self)
-        self._report_rows.committed(rows)
-        return out
+        with joining_reports(self, self._report_rows, config, checkpoint, new_versions):
+            return super().put(config, checkpoint, metadata, new_versions)
 
     @contextlib.contextmanager
     def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
