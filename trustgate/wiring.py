@@ -581,12 +581,15 @@ def _wrap_branch(branch: Any, decision_key: str, fallback_schema: Any) -> Any:
 # --- guard ---------------------------------------------------------------------------------
 
 
-def _normalise(gates: TrustGate | Sequence[TrustGate]) -> tuple[TrustGate, ...]:
+def _normalise(node: str, gates: TrustGate | Sequence[TrustGate]) -> tuple[TrustGate, ...]:
     if isinstance(gates, TrustGate):
         return (gates,)
-    out = tuple(gates)
+    out = tuple(gates) if isinstance(gates, (list, tuple)) else ()
     if not out or not all(isinstance(g, TrustGate) for g in out):
-        raise ConfigurationError("guard() values must be a TrustGate or a list of TrustGates")
+        raise ConfigurationError(
+            f"guard(): the value for node {node!r} must be a TrustGate or a non-empty "
+            f"list of TrustGates, not {gates!r}"
+        )
     return out
 
 
@@ -731,6 +734,10 @@ def guard(graph: G, gates: Mapping[str, TrustGate | Sequence[TrustGate]]) -> G:
         app = guarded.compile(checkpointer=InMemorySaver())
         ```
     """
+    if not isinstance(gates, Mapping):
+        raise ConfigurationError(
+            f"guard() takes a mapping of node name → gate, not {type(gates).__name__}"
+        )
     if not gates:
         raise ConfigurationError("guard() needs at least one node → gate")
     if isinstance(graph, CompiledStateGraph):
@@ -745,7 +752,7 @@ def guard(graph: G, gates: Mapping[str, TrustGate | Sequence[TrustGate]]) -> G:
     new = _copy_builder(builder)
     seen: set[str] = set()
     for guarded, spec in gates.items():
-        chain = _normalise(spec)
+        chain = _normalise(guarded, spec)
         if chain[0].name in seen:
             raise ConfigurationError(f"gate name {chain[0].name!r} used twice")
         seen.add(chain[0].name)
