@@ -338,6 +338,38 @@ def test_input_and_output_schemas(data: dict[str, Any], answer: str) -> None:
     assert len(out["trust_reports"]) == 1
 
 
+@pytest.mark.parametrize("how", ["annotation", "input_schema"])
+@pytest.mark.parametrize(("data", "dest"), [(LIE, "reject"), (TRUTH, "accept")])
+def test_node_taking_input_schema_router_reads_gated_write(
+    how: str, data: dict[str, Any], dest: str
+) -> None:
+    """A node reading only the input schema; its router reads what the node wrote."""
+    model = lying_model(data, repeat_last=True)
+
+    def first(state: In) -> dict[str, Any]:
+        return {"review": model.with_structured_output(Review).invoke(state["question"])}
+
+    def plain(state):  # type: ignore[no-untyped-def]
+        return first(state)
+
+    def route(state):  # type: ignore[no-untyped-def]  # no annotation: LangGraph passes the write through
+        return "accept" if state["review"].verdict == "APPROVE" else "reject"
+
+    g = StateGraph(Full, input_schema=In, output_schema=Out)
+    if how == "annotation":
+        g.add_node("reviewer", first)
+    else:
+        g.add_node("reviewer", plain, input_schema=In)
+    g.add_node("accept", lambda s: {"answer": "accept"})
+    g.add_node("reject", lambda s: {"answer": "reject"})
+    g.add_edge(START, "reviewer")
+    g.add_conditional_edges("reviewer", route, ["accept", "reject"])
+    assert g.compile().invoke({"question": "q"})["answer"] == "accept"  # ungated: the lie wins
+    app = guard(g, {"reviewer": inspector()}).compile()
+    out = app.invoke({"question": "q"})
+    assert out["answer"] == dest
+
+
 @dataclass
 class Ctx:
     files: dict[str, str]
@@ -620,14 +652,14 @@ def _text_gate() -> TrustGate:
     from trustgate.verifiers.base import FunctionVerifier
 
     def check(claims: Any, evidence: Any) -> list[Finding]:
-        if "42" in claims:
-            return [Finding.failed("facts", "false", "42 is false")]
+        if "zebras" in claims:
+            return [Finding.failed("facts", "false", "there are no zebras")]
         return [Finding.ok("facts")]
 
     return TrustGate("facts", reads=LastAIText(), verifiers=[FunctionVerifier(check, name="facts")])
 
 
-@pytest.mark.parametrize(("text", "ok"), [("It returns 1.", True), ("It returns 42.", False)])
+@pytest.mark.parametrize(("text", "ok"), [("It returns 1.", True), ("It returns zebras.", False)])
 async def test_streams_sync_and_async(text: str, ok: bool) -> None:
     import trustgate
 
@@ -656,7 +688,7 @@ async def test_streams_sync_and_async(text: str, ok: bool) -> None:
         if ok:
             assert "returns 1" in shown and "messages" in modes
         else:
-            assert "42" not in shown
+            assert "zebra" not in shown
 
 
 @pytest.mark.parametrize(("data", "verdict"), [(LIE, "REQUEST_CHANGES"), (TRUTH, "APPROVE")])

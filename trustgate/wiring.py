@@ -28,7 +28,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Annotated, Any, TypeVar, cast
+from typing import Annotated, Any, TypeVar, cast, get_type_hints
 
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.constants import END, START
@@ -581,6 +581,30 @@ def _wrap_branch(branch: Any, decision_key: str, fallback_schema: Any) -> Any:
 # --- guard ---------------------------------------------------------------------------------
 
 
+def _router_schema(builder: StateGraph[Any, Any, Any, Any], spec: Any, gate: str) -> Any:
+    """What a router without an input annotation reads once it moved to the gate.
+
+    LangGraph gives such a router the guarded node's input channels with the node's
+    raw update passed through (dict states only), so a router may read keys the node
+    wrote but does not take as input. After the gate, the released update is in
+    state: for a dict-shaped node input other than the state schema, the router
+    reads the node's input channels plus every user channel.
+    """
+    from typing_extensions import is_typeddict
+
+    node_schema = spec.input_schema or builder.state_schema
+    if node_schema is builder.state_schema or not is_typeddict(node_schema):
+        return node_schema
+    hints = get_type_hints(node_schema, include_extras=True)
+    fields: dict[str, Any] = {k: hints[k] for k in hints if k in builder.managed}
+    for key in builder.channels:
+        if not key.startswith(_PREFIX) and key != _HALT_KEY:
+            fields.setdefault(key, Any)
+    schema: Any = TypedDict(f"TrustgateRouter_{gate}", fields, total=False)  # type: ignore[misc]
+    builder._add_schema(schema)
+    return schema
+
+
 def _normalise(node: str, gates: TrustGate | Sequence[TrustGate]) -> tuple[TrustGate, ...]:
     if isinstance(gates, TrustGate):
         return (gates,)
@@ -685,8 +709,9 @@ def _insert(
         destinations=destinations,
     )
     builder.nodes[name] = dataclasses.replace(builder.nodes[name], is_error_handler=True)
+    router_schema = _router_schema(builder, spec, name) if moved else None
     for bname, branch in moved.items():
-        builder.branches[name][bname] = _wrap_branch(branch, decision_key, spec.input_schema)
+        builder.branches[name][bname] = _wrap_branch(branch, decision_key, router_schema)
     node.has_branches = bool(moved)
     if HALT_NODE not in builder.nodes:
         builder.add_node(
