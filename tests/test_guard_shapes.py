@@ -724,3 +724,34 @@ def test_configuration_errors_are_clear() -> None:
     for node in (START, END):
         with pytest.raises(ConfigurationError):
             guard(g, {node: inspector()})
+
+
+def test_guarding_a_guarded_node_again_is_refused() -> None:
+    once = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector()})
+    with pytest.raises(ConfigurationError, match="already guarded by gate 'inspector'"):
+        guard(once, {"reviewer": TrustGate("second", reads="review")})
+    with pytest.raises(ConfigurationError, match="gate node"):
+        guard(once, {"inspector": TrustGate("second", reads="review")})
+
+
+# --- update_state as the guarded node ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("data", "ok"), [(LIE, False), (TRUTH, True)])
+def test_update_state_as_guarded_node_goes_through_the_gate(data: dict[str, Any], ok: bool) -> None:
+    app = guard(reviewer_graph(lying_model(TRUTH)), {"reviewer": inspector(Halt())}).compile(
+        checkpointer=InMemorySaver(), interrupt_before=["reviewer"]
+    )
+    app.invoke({"log": []}, cfg())
+    app.update_state(cfg(), {"review": Review(**data), "log": ["edited"]}, as_node="reviewer")
+    assert "review" not in app.get_state(cfg()).values  # held for the gate
+    if ok:
+        out = app.invoke(None, cfg())
+        assert out["log"] == ["edited", "publish:APPROVE"]
+        assert [r.decision for r in reports(app, cfg())] == ["pass"]
+    else:
+        with pytest.raises(GateHalted):
+            app.invoke(None, cfg())
+        values = app.get_state(cfg()).values
+        assert "review" not in values and values["log"] == []
+        _no_private(values)

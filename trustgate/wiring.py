@@ -176,7 +176,36 @@ class GuardedStateGraph(StateGraph[Any, Any, Any, Any]):
     channels hidden from streams and snapshots."""
 
     def compile(self, *args: Any, **kwargs: Any) -> Any:
-        return _hide_private(super().compile(*args, **kwargs))
+        return _hide_private(_stage_state_updates(super().compile(*args, **kwargs)))
+
+
+def _stage_state_updates(compiled: Any) -> Any:
+    """``update_state(..., as_node=X)`` on a guarded X goes through X's gate too.
+
+    LangGraph applies such an update by running X's writers on the given values, not
+    X itself: a first writer stages whatever is not already staged, so the gate checks
+    it like any update X returns instead of releasing it unseen.
+    """
+    _c, _read, _rt, _t, runnable_callable, _bs = _internals()
+    keys = list(compiled.builder.channels)
+    for spec in compiled.builder.nodes.values():
+        meta = (getattr(spec, "metadata", None) or {}).get("trustgate")
+        if not isinstance(meta, Mapping) or meta.get("guards") not in compiled.nodes:
+            continue
+        guarded = str(meta["guards"])
+        stage_key = _keys(str(meta["gate"]))[0]
+
+        def stage(
+            values: Any, config: RunnableConfig, guarded: str = guarded, stage_key: str = stage_key
+        ) -> Any:
+            if isinstance(values, Mapping) and set(values) == {stage_key}:
+                return values  # what the wrapped node returned: already staged
+            return {stage_key: [_staged_payload(values, config, guarded, keys)]}
+
+        node = compiled.nodes[guarded]
+        stager = runnable_callable(stage, name=f"{guarded}_stage", trace=False)
+        compiled.nodes[guarded] = node.copy({"writers": [stager, *node.writers]})
+    return compiled
 
 
 # --- copying ---------------------------------------------------------------------------
@@ -532,25 +561,27 @@ def _guard_join_targets(builder: StateGraph[Any, Any, Any, Any]) -> None:
 # --- wrapping the guarded node and its branches ---------------------------------------
 
 
+def _staged_payload(
+    out: Any, config: RunnableConfig, guarded: str, keys: Sequence[str]
+) -> dict[str, Any]:
+    _c, _read, _rt, task_key, _rc, _bs = _internals()
+    task_id = str(_conf(config).get(task_key) or uuid.uuid4().hex)
+    staged = _to_payload(out, task_id, guarded, keys)
+    # the guarded node's span, so the gate's span can nest under it later
+    staged["span"] = telemetry.span_link(cast(dict[str, Any], config))
+    return staged
+
+
 def _wrap_node(inner: Any, guarded: str, stage_key: str, keys: Sequence[str]) -> Any:
-    _c, _read, _rt, task_key, runnable_callable, _bs = _internals()
-
-    def task_id(config: RunnableConfig) -> str:
-        return str(_conf(config).get(task_key) or uuid.uuid4().hex)
-
-    def payload(out: Any, config: RunnableConfig) -> dict[str, Any]:
-        staged = _to_payload(out, task_id(config), guarded, keys)
-        # the guarded node's span, so the gate's span can nest under it later
-        staged["span"] = telemetry.span_link(cast(dict[str, Any], config))
-        return staged
+    _c, _read, _rt, _task_key, runnable_callable, _bs = _internals()
 
     def staged(input: Any, config: RunnableConfig) -> dict[str, Any]:
         out = inner.invoke(input, config)
-        return {stage_key: [payload(out, config)]}
+        return {stage_key: [_staged_payload(out, config, guarded, keys)]}
 
     async def astaged(input: Any, config: RunnableConfig) -> dict[str, Any]:
         out = await inner.ainvoke(input, config)
-        return {stage_key: [payload(out, config)]}
+        return {stage_key: [_staged_payload(out, config, guarded, keys)]}
 
     return runnable_callable(staged, astaged, name=guarded, trace=False)
 
@@ -624,8 +655,15 @@ def _insert(
     if guarded not in builder.nodes:
         raise ConfigurationError(f"guard(): the graph has no node {guarded!r}")
     spec = builder.nodes[guarded]
-    if is_gate_node(spec):
+    if is_gate_node(spec) or guarded == HALT_NODE:
         raise ConfigurationError(f"guard(): {guarded!r} is itself a gate node")
+    for other in builder.nodes.values():
+        meta = (other.metadata or {}).get("trustgate") if is_gate_node(other) else None
+        if isinstance(meta, Mapping) and meta.get("guards") == guarded:
+            raise ConfigurationError(
+                f"guard(): {guarded!r} is already guarded by gate {meta.get('gate')!r}; "
+                "to check it with several gates, pass them as one list in one guard() call"
+            )
     name = gates[0].name
     if name in builder.nodes:
         raise ConfigurationError(f"guard(): a node named {name!r} already exists")
