@@ -581,6 +581,30 @@ def test_gate_inside_subgraph_halt_reaches_parent() -> None:
     _no_private([p[2] for p in seen])
     values = app.get_state(cfg()).values
     assert "review" not in values and "after" not in values["log"]
+    (report,) = reports(app, cfg())  # the halted crossing's report is reachable
+    assert report.decision == "halted" and not report.released
+
+
+class Plain(TypedDict, total=False):
+    review: Review
+    log: Annotated[list[str], operator.add]
+
+
+async def test_gate_inside_subgraph_reports_reachable_without_parent_channel() -> None:
+    from trustgate.report import areports
+
+    inner = guard(reviewer_graph(lying_model(LIE, TRUTH)), {"reviewer": inspector()}).compile()
+    g = StateGraph(Plain)
+    g.add_node("flow", inner)
+    g.add_edge(START, "flow")
+    app = g.compile(checkpointer=InMemorySaver())
+    first = app.invoke({"log": []}, cfg())
+    second = await app.ainvoke({"log": []}, cfg())
+    assert first["review"].verdict == "REQUEST_CHANGES"
+    assert second["review"].verdict == "APPROVE"
+    assert set(second) == {"review", "log"}
+    assert [r.decision for r in reports(app, cfg())] == ["modified", "pass"]
+    assert [r.decision for r in await areports(app, cfg())] == ["modified", "pass"]
 
 
 @pytest.mark.parametrize(("data", "verdict"), [(LIE, "REQUEST_CHANGES"), (TRUTH, "APPROVE")])

@@ -239,11 +239,55 @@ def reports_from_state(state: Any) -> list[Report]:
     return _coerce_list(getattr(values, REPORTS_KEY, None))
 
 
+def _pending_subgraph_reports(snapshot: Any) -> list[Report]:
+    """Reports in the states of subgraph tasks still pending (halted or interrupted)."""
+    out: list[Report] = []
+    for task in getattr(snapshot, "tasks", None) or ():
+        state = getattr(task, "state", None)
+        if state is not None and hasattr(state, "values"):
+            out += reports_from_state(state)
+            out += _pending_subgraph_reports(state)
+    return out
+
+
+def _thread_only(graph: Any, config: RunnableConfig) -> tuple[Any, RunnableConfig] | None:
+    """The saver and a thread-wide config, when subgraph namespaces can be listed."""
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    saver = getattr(graph, "checkpointer", None)
+    conf = dict(config.get("configurable") or {})
+    if not isinstance(saver, BaseCheckpointSaver) or conf.get("thread_id") is None:
+        return None
+    if conf.get("checkpoint_id") or conf.get("checkpoint_ns"):
+        return None  # a point in time or a namespace was asked for: that state only
+    return saver, {"configurable": {"thread_id": conf["thread_id"]}}
+
+
+def _latest_per_namespace(found: dict[str, list[Report]], item: Any) -> None:
+    ns = (item.config.get("configurable") or {}).get("checkpoint_ns") or ""
+    if ns and ns not in found:
+        found[ns] = _coerce_list((item.checkpoint.get("channel_values") or {}).get(REPORTS_KEY))
+
+
+def _merged(own: list[Report], extra: list[Report]) -> list[Report]:
+    seen = {r.id for r in own}
+    more: list[Report] = []
+    for r in extra:
+        if r.id not in seen:
+            seen.add(r.id)
+            more.append(r)
+    if not more:
+        return own
+    return sorted([*own, *more], key=lambda r: r.finished_at)
+
+
 def reports(graph: Any, config: RunnableConfig) -> list[Report]:
     """Every report of the thread in ``config``, oldest first.
 
     Reads the checkpointed ``trust_reports`` channel, so it needs a graph compiled
-    with a checkpointer; reports of halted crossings are there too.
+    with a checkpointer; reports of halted crossings are there too. Reports of gates
+    inside subgraphs count too, also when the parent state has no ``trust_reports``
+    channel or the subgraph halted.
 
     Example:
         ```python
@@ -252,9 +296,23 @@ def reports(graph: Any, config: RunnableConfig) -> list[Report]:
             print(report.gate, report.decision)
         ```
     """
-    return reports_from_state(graph.get_state(config))
+    snapshot = graph.get_state(config, subgraphs=True)
+    extra = _pending_subgraph_reports(snapshot)
+    if (thread := _thread_only(graph, config)) is not None:
+        found: dict[str, list[Report]] = {}
+        for item in thread[0].list(thread[1]):
+            _latest_per_namespace(found, item)
+        extra += [r for rs in found.values() for r in rs]
+    return _merged(reports_from_state(snapshot), extra)
 
 
 async def areports(graph: Any, config: RunnableConfig) -> list[Report]:
     """Async :func:`reports`."""
-    return reports_from_state(await graph.aget_state(config))
+    snapshot = await graph.aget_state(config, subgraphs=True)
+    extra = _pending_subgraph_reports(snapshot)
+    if (thread := _thread_only(graph, config)) is not None:
+        found: dict[str, list[Report]] = {}
+        async for item in thread[0].alist(thread[1]):
+            _latest_per_namespace(found, item)
+        extra += [r for rs in found.values() for r in rs]
+    return _merged(reports_from_state(snapshot), extra)
