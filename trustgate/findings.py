@@ -15,6 +15,9 @@ __all__ = ["Finding", "FindingStatus", "Severity"]
 
 _setattr = object.__setattr__
 _ALL_FIELDS = frozenset({"verifier", "status", "severity", "code", "message", "subject", "detail"})
+# Shared by every fast-built Finding: a frozen model never adds to it, and pydantic copies
+# it before updating (model_copy), so one set serves them all.
+_FIELDS_SET = set(_ALL_FIELDS)
 
 FindingStatus = Literal["pass", "fail"]
 Severity = Literal["block", "warn"]
@@ -110,7 +113,7 @@ class Finding(BaseModel):
                 "detail": dict(detail) if detail else {},
             },
         )
-        _setattr(obj, "__pydantic_fields_set__", set(_ALL_FIELDS))
+        _setattr(obj, "__pydantic_fields_set__", _FIELDS_SET)
         _setattr(obj, "__pydantic_extra__", None)
         _setattr(obj, "__pydantic_private__", None)
         return obj
