@@ -731,6 +731,28 @@ async def test_plain_graph_streams_async(data: dict[str, Any], verdict: str) -> 
     assert [p[1]["trustgate"].gate for p in seen if p[0] == "custom"] == ["inspector"]
 
 
+@pytest.mark.parametrize("mode", ["tasks", "debug", "checkpoints"])
+def test_task_and_debug_streams_show_no_held_update(mode: str) -> None:
+    app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector(Halt())}).compile(
+        checkpointer=InMemorySaver()
+    )
+    seen: list[Any] = []
+    with pytest.raises(GateHalted):
+        for part in app.stream({"log": []}, cfg(), stream_mode=mode):
+            seen.append(part)
+    assert seen
+
+    def strip(value: Any) -> Any:  # reports and the halt's error quote the claim: their job
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in ("trust_reports", "error")}
+        if isinstance(value, (list, tuple)):
+            return [strip(v) for v in value]
+        return value
+
+    text = repr(strip(seen))
+    assert "__trustgate" not in text and LIAR not in text
+
+
 # --- configuration errors ------------------------------------------------------------------
 
 

@@ -337,11 +337,19 @@ class _GateNode:
         if writer is not None:
             writer({"trustgate": report})
 
-    def _inputs(self, state: Mapping[str, Any]) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
-        staged = list(state.get(self.stage_key) or [])
-        attempt = int(state.get(self.attempt_key) or 0) + 1
+    def _inputs(
+        self, state: Mapping[str, Any], config: RunnableConfig
+    ) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
+        # the private channels are read here, not taken as the node's input: a task's
+        # input is shown by stream_mode="tasks"/"debug", and the staged update is held
+        _c, read_key, _rt, _t, _rc, _bs = _internals()
+        read = _conf(config).get(read_key)
+        if read is None:
+            raise LangGraphCompatibilityError("gate config carries no channel reader")
+        staged = list(read(self.stage_key, False) or [])
+        attempt = int(read(self.attempt_key, False) or 0) + 1
         user_state = {k: state[k] for k in self.user_keys if k in state}
-        slots = state.get(_HALT_KEY)
+        slots = read(_HALT_KEY, False)
         self_halted = isinstance(slots, Mapping) and slots.get(self.name) is not None
         user_state[_SELF_HALTED] = self_halted
         return staged, attempt, user_state
@@ -460,7 +468,7 @@ class _GateNode:
         return {**meta, "crossing_key": key}
 
     def run(self, state: dict[str, Any], config: RunnableConfig) -> Command[Any]:
-        staged, attempt, user_state = self._inputs(state)
+        staged, attempt, user_state = self._inputs(state, config)
         was_halted = bool(user_state.pop(_SELF_HALTED))
         meta, context = self._meta(config)
         results = [
@@ -470,7 +478,7 @@ class _GateNode:
         return self._combine(staged, results, attempt, config, was_halted)
 
     async def arun(self, state: dict[str, Any], config: RunnableConfig) -> Command[Any]:
-        staged, attempt, user_state = self._inputs(state)
+        staged, attempt, user_state = self._inputs(state, config)
         was_halted = bool(user_state.pop(_SELF_HALTED))
         meta, context = self._meta(config)
         results = [
@@ -485,9 +493,11 @@ def _merge_halts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> d
     return {**(left or {}), **(right or {})}
 
 
-_HALT_SCHEMA: Any = TypedDict(
-    "_HALT_SCHEMA",
-    {_HALT_KEY: Annotated[dict[str, Any], _merge_halts]},  # type: ignore[misc]
+# the halt node's input: it reads the halt slots through the channel reader, so no
+# private channel shows as its task's input in stream_mode="tasks"/"debug"
+_HALT_INPUT: Any = TypedDict(
+    "_HALT_INPUT",
+    {REPORTS_KEY: Annotated[list[Report], ReportLog]},  # type: ignore[misc]
     total=False,
 )
 
@@ -511,8 +521,12 @@ def _conf(config: RunnableConfig) -> dict[str, Any]:
     return cast(dict[str, Any], cast(dict[str, Any], config).get(CONF) or {})
 
 
-def _halt(state: dict[str, Any]) -> dict[str, Any]:
-    report = _latest_halt(state.get(_HALT_KEY))
+def _halt(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    _c, read_key, _rt, _t, _rc, _bs = _internals()
+    read = _conf(config).get(read_key)
+    if read is None:
+        raise LangGraphCompatibilityError("halt node config carries no channel reader")
+    report = _latest_halt(read(_HALT_KEY, False))
     if report is None:
         raise ConfigurationError("trustgate halt node reached without a halted report")
     raise GateHalted(report)
@@ -706,6 +720,19 @@ def _insert(
         total=False,
     )
     builder._add_schema(private)
+    # what the gate node takes as input (and streams show as its task's input)
+    gate_input = TypedDict(  # type: ignore[misc]
+        f"TrustgateInput_{name}",
+        {
+            REPORTS_KEY: Annotated[list[Report], ReportLog],
+            **{
+                k: Any
+                for k in private.__annotations__
+                if not k.startswith(_PREFIX) and k != REPORTS_KEY
+            },
+        },
+        total=False,
+    )
 
     # move the guarded node's routing to the gate
     successors = sorted(e for (s, e) in builder.edges if s == guarded)
@@ -735,7 +762,7 @@ def _insert(
     builder.add_node(
         name,
         runnable_callable(node.run, node.arun, name=name, trace=False),
-        input_schema=private,
+        input_schema=gate_input,
         metadata={
             "trustgate": {
                 "gate": name,
@@ -755,7 +782,7 @@ def _insert(
         builder.add_node(
             HALT_NODE,
             cast(Any, _halt),
-            input_schema=_HALT_SCHEMA,
+            input_schema=_HALT_INPUT,
             metadata={"trustgate_halt": True},
             retry_policy=_NO_RETRY,
         )
