@@ -801,3 +801,109 @@ def test_update_state_as_guarded_node_goes_through_the_gate(data: dict[str, Any]
         values = app.get_state(cfg()).values
         assert "review" not in values and values["log"] == []
         _no_private(values)
+
+
+# --- review pauses in nested and parallel shapes, streams through subgraphs ----------------
+
+
+def test_review_gate_inside_subgraph_resumed_through_parent() -> None:
+    from trustgate.policy import Review as ReviewPolicy
+
+    calls: list[str] = []
+    inner = guard(
+        reviewer_graph(lying_model(LIE), calls), {"reviewer": inspector(ReviewPolicy())}
+    ).compile()
+    g = StateGraph(State)
+    g.add_node("flow", inner)
+    g.add_edge(START, "flow")
+    app = g.compile(checkpointer=InMemorySaver())
+    first = app.invoke({"log": []}, cfg())
+    assert "__interrupt__" in first and "review" not in first
+    out = app.invoke(Command(resume={"type": "approve", "by": "alice"}), cfg())
+    assert calls == ["reviewer"]  # the producer did not run again
+    assert out["log"] == ["reviewer", "publish:APPROVE"]
+    (report,) = reports(app, cfg())
+    assert report.decision == "review" and report.approval is not None
+
+
+def test_parallel_review_gates_pause_together_and_resume() -> None:
+    from trustgate.policy import Review as ReviewPolicy
+
+    app = guard(
+        _pair_graph(LIE, TRUTH),
+        {"a": _gate("ga", "a", ReviewPolicy()), "b": _gate("gb", "b", ReviewPolicy())},
+    ).compile(checkpointer=InMemorySaver())
+    first = app.invoke({"log": []}, cfg())
+    assert len(first["__interrupt__"]) == 1  # only the lying branch pauses
+    assert "a" not in first and first["b"].verdict == "APPROVE"
+    values = app.get_state(cfg()).values
+    assert not any(e.startswith("join") for e in values["log"])
+    with pytest.raises(GateHalted):  # a rejection halts: the join never runs
+        app.invoke(Command(resume={"type": "reject", "by": "al"}), cfg())
+    values = app.get_state(cfg()).values
+    assert "a" not in values and not any(e.startswith("join") for e in values["log"])
+    assert sorted((r.gate, r.released) for r in reports(app, cfg())) == [
+        ("ga", False),
+        ("gb", True),
+    ]
+
+
+@pytest.mark.parametrize(("text", "ok"), [("It returns 1.", True), ("It returns zebras.", False)])
+def test_token_stream_through_a_subgraph_with_a_gate(text: str, ok: bool) -> None:
+    import trustgate
+
+    inner = guard(_messages_graph(text), {"writer": _text_gate()}).compile()
+    g = StateGraph(Chat)
+    g.add_node("flow", inner)
+    g.add_edge(START, "flow")
+    app = g.compile()
+    seen: list[Any] = []
+    try:
+        for part in trustgate.stream(
+            app, {"messages": [("user", "hi")]}, stream_mode=["messages", "updates"], subgraphs=True
+        ):
+            seen.append(part)
+    except GateHalted:
+        assert not ok
+    tokens = "".join(str(p[2][0].content) for p in seen if p[1] == "messages")
+    if ok:
+        assert tokens == text and len([p for p in seen if p[1] == "messages"]) > 1
+    else:
+        assert "zebra" not in _user([p[2] for p in seen])
+
+
+@pytest.mark.parametrize(("text", "ok"), [("It returns 1.", True), ("It returns zebras.", False)])
+async def test_astream_events_hold_the_lie(text: str, ok: bool) -> None:
+    import trustgate
+
+    app = guard(_messages_graph(text), {"writer": _text_gate()}).compile()
+    seen: list[Any] = []
+    try:
+        async for event in trustgate.astream_events(
+            app, {"messages": [("user", "hi")]}, version="v2"
+        ):
+            seen.append(event)
+    except GateHalted:
+        assert not ok
+    # the gate's own output is its report, which quotes the claim (its job)
+    shown = _user([e.get("data") for e in seen if e.get("name") != "facts"])
+    assert ("returns 1" in shown) is ok
+    assert "zebra" not in shown
+
+
+async def test_async_guarded_node_interrupt_then_halt() -> None:
+    async def reviewer(state: State) -> dict[str, Any]:
+        answer = interrupt("which?")
+        return {"review": Review(**(LIE if answer == "lie" else TRUTH))}  # type: ignore[arg-type]
+
+    g = StateGraph(State)
+    g.add_node("reviewer", reviewer)
+    g.add_edge(START, "reviewer")
+    app = guard(g, {"reviewer": inspector(Halt())}).compile(checkpointer=InMemorySaver())
+    await app.ainvoke({"log": []}, cfg())
+    with pytest.raises(GateHalted):
+        await app.ainvoke(Command(resume="lie"), cfg())
+    assert "review" not in (await app.aget_state(cfg())).values
+    await app.ainvoke({"log": []}, cfg("ok"))
+    out = await app.ainvoke(Command(resume="truth"), cfg("ok"))
+    assert out["review"].verdict == "APPROVE"
