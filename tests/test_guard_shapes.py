@@ -147,6 +147,49 @@ def test_parallel_guarded_nodes_one_lying_overridden_join_sees_gated() -> None:
     assert out["log"][-1] == "join:APPROVE/REQUEST_CHANGES"
 
 
+class PairIssues(TypedDict, total=False):
+    a: Review
+    log: Annotated[list[str], operator.add]
+    trust_issues: list[str]
+    trust_reports: TrustReports
+
+
+@pytest.mark.parametrize(
+    ("replies", "expected"),
+    [
+        ((TRUTH,), ["pass"]),
+        ((LIE, TRUTH), ["rerender", "pass"]),
+        ((LIE, LIE), ["rerender", "halted"]),
+    ],
+)
+def test_rerender_in_a_joined_branch_join_waits_for_the_release(
+    replies: tuple[dict[str, Any], ...], expected: list[str]
+) -> None:
+    from trustgate.policy import Rerender
+
+    model = lying_model(*replies)
+    g = StateGraph(PairIssues)
+    g.add_node("a", _producer(model, "a"))
+    g.add_node("b", lambda s: {"log": ["b"]})
+    g.add_node("join", lambda s: {"log": [f"join:{s['a'].cites if 'a' in s else None}"]})
+    g.add_edge(START, "a")
+    g.add_edge(START, "b")
+    g.add_edge(["a", "b"], "join")
+    gate = _gate("ga", "a", Rerender(to="a", then=Halt()))
+    app = guard(g, {"a": gate}).compile(checkpointer=InMemorySaver())
+    if expected[-1] == "halted":
+        with pytest.raises(GateHalted):
+            app.invoke({"log": []}, cfg())
+        values = app.get_state(cfg()).values
+        assert not any(e.startswith("join") for e in values["log"]) and "a" not in values
+    else:
+        out = app.invoke({"log": []}, cfg())
+        assert [e for e in out["log"] if e.startswith("join")] == ["join:['a.py:return 1']"]
+    assert [r.decision for r in reports(app, cfg())] == expected
+    mermaid = app.get_graph().draw_mermaid()
+    assert "ga --> join" in mermaid and "b --> join" in mermaid
+
+
 # --- self-loop through a conditional edge ---------------------------------------------------
 
 

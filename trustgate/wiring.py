@@ -176,7 +176,63 @@ class GuardedStateGraph(StateGraph[Any, Any, Any, Any]):
     channels hidden from streams and snapshots."""
 
     def compile(self, *args: Any, **kwargs: Any) -> Any:
-        return _hide_private(_stage_state_updates(super().compile(*args, **kwargs)))
+        compiled = _stage_state_updates(super().compile(*args, **kwargs))
+        return _hide_private(_join_on_release(compiled))
+
+
+def _join_on_release(compiled: Any) -> Any:
+    """A gate counts towards a waiting edge (``add_edge([gate, ...], end)``) only
+    when it releases.
+
+    LangGraph's join write is static: it would count a gate that sent its node back
+    for a re-render, or halted, as done, and start the join target without the
+    verified update. The gate's join write becomes conditional on its decision.
+    """
+    try:
+        from langgraph.pregel._write import ChannelWrite, ChannelWriteEntry
+    except ImportError as exc:  # pragma: no cover - other LangGraph versions
+        raise LangGraphCompatibilityError(f"cannot condition join writes: {exc}") from exc
+    for name, spec in compiled.builder.nodes.items():
+        meta = (getattr(spec, "metadata", None) or {}).get("trustgate")
+        if not isinstance(meta, Mapping) or name not in compiled.nodes:
+            continue
+        joins = [f"join:{'+'.join(s)}:{e}" for s, e in compiled.builder.waiting_edges if name in s]
+        if not joins:
+            continue
+        decision_key = _keys(name)[2]
+
+        def released(value: Any, name: str = name, decision_key: str = decision_key) -> Any:
+            if not isinstance(value, Command):
+                return name  # graph drawing and update_state: the static write
+            for key, v in value._update_as_tuples():
+                if key == decision_key:
+                    return name if v == "release" else None
+            return None
+
+        node = compiled.nodes[name]
+        writers: list[Any] = []
+        found = 0
+        for w in node.writers:
+            entries = getattr(w, "writes", None)
+            if (
+                isinstance(w, ChannelWrite)
+                and entries is not None
+                and len(entries) == 1
+                and isinstance(entries[0], ChannelWriteEntry)
+                and entries[0].channel in joins
+                and entries[0].value == name
+            ):
+                entry = ChannelWriteEntry(entries[0].channel, skip_none=True, mapper=released)
+                writers.append(ChannelWrite((entry,)))
+                found += 1
+            else:
+                writers.append(w)
+        if found != len(joins):
+            raise LangGraphCompatibilityError(
+                f"gate {name!r}: found {found} of {len(joins)} join writes to condition"
+            )
+        compiled.nodes[name] = node.copy({"writers": writers})
+    return compiled
 
 
 def _stage_state_updates(compiled: Any) -> Any:
@@ -314,6 +370,7 @@ class _GateNode:
         self.issues_keys = tuple(issues_keys)
         self.stage_key, self.attempt_key, self.decision_key = _keys(node_name)
         self.has_branches = False
+        self.has_joins = False
 
     def _meta(self, config: RunnableConfig) -> tuple[dict[str, Any], Any]:
         _ck, _read, runtime_key, task_key, _rc, _bs = _internals()
@@ -402,7 +459,7 @@ class _GateNode:
             writes.append((self.attempt_key, 0))
         if decision != "halt" and was_halted:
             writes.append((_HALT_KEY, {self.name: None}))
-        if self.has_branches:
+        if self.has_branches or self.has_joins:
             writes.append((self.decision_key, decision))
         return Command(update=writes, goto=[g for g in goto if g != END])
 
@@ -778,6 +835,7 @@ def _insert(
     for bname, branch in moved.items():
         builder.branches[name][bname] = _wrap_branch(branch, decision_key, router_schema)
     node.has_branches = bool(moved)
+    node.has_joins = any(name in starts for starts, _end in builder.waiting_edges)
     if HALT_NODE not in builder.nodes:
         builder.add_node(
             HALT_NODE,
