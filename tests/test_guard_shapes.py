@@ -950,3 +950,50 @@ async def test_async_guarded_node_interrupt_then_halt() -> None:
     await app.ainvoke({"log": []}, cfg("ok"))
     out = await app.ainvoke(Command(resume="truth"), cfg("ok"))
     assert out["review"].verdict == "APPROVE"
+
+
+@pytest.mark.parametrize(("answer", "verdict"), [("lie", "REQUEST_CHANGES"), ("truth", "APPROVE")])
+def test_guarded_subgraph_node_that_interrupts_inside(answer: str, verdict: str) -> None:
+    def reviewer(state: State) -> dict[str, Any]:
+        choice = interrupt("which?")
+        return {"review": Review(**(LIE if choice == "lie" else TRUTH)), "log": ["r"]}  # type: ignore[arg-type]
+
+    inner = StateGraph(State)
+    inner.add_node("reviewer", reviewer)
+    inner.add_edge(START, "reviewer")
+    g = StateGraph(State)
+    g.add_node("flow", inner.compile())
+    g.add_node("after", lambda s: {"log": [f"after:{s['review'].verdict}"]})
+    g.add_edge(START, "flow")
+    g.add_edge("flow", "after")
+    app = guard(g, {"flow": inspector()}).compile(checkpointer=InMemorySaver())
+    first = app.invoke({"log": []}, cfg())
+    assert "__interrupt__" in first and "review" not in first
+    assert [t.state is not None for t in app.get_state(cfg(), subgraphs=True).tasks] == [True]
+    out = app.invoke(Command(resume=answer), cfg())
+    assert out["log"] == ["r", f"after:{verdict}"]
+    assert [r.node for r in reports(app, cfg())] == ["flow"]
+
+
+def test_compiled_graph_with_schemas_and_context_keeps_them() -> None:
+    gate = TrustGate(
+        "inspector",
+        reads=FromKey("review", model=Review),
+        verifiers=[REPLAY],
+        policy=Halt(),
+        evidence=EvidenceSources(extra={"files": FromContext("files")}),
+    )
+    g = StateGraph(Full, input_schema=In, output_schema=Out, context_schema=Ctx)
+    g.add_node("reviewer", _producer(lying_model(TRUTH, repeat_last=True)))
+    g.add_node("answer", lambda s: {"answer": s["review"].verdict})
+    g.add_edge(START, "reviewer")
+    g.add_edge("reviewer", "answer")
+    original = g.compile(checkpointer=InMemorySaver())
+    app = guard(original, {"reviewer": gate})
+    assert app.get_input_jsonschema() == original.get_input_jsonschema()
+    assert app.get_output_jsonschema() == original.get_output_jsonschema()
+    assert app.get_context_jsonschema() == original.get_context_jsonschema()
+    out = app.invoke({"question": "q"}, cfg(), context=Ctx({"a.py": "return 1"}))
+    assert out == {"answer": "APPROVE", "trust_reports": out["trust_reports"]}
+    with pytest.raises(GateHalted):
+        app.invoke({"question": "q"}, cfg("other"), context=Ctx({"a.py": "x"}))
