@@ -83,3 +83,15 @@ def test_console_script_no_traceback(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "not valid UTF-8" in proc.stderr
+
+
+def test_closed_pipe_is_not_a_traceback(repo: Path, tmp_path: Path) -> None:
+    path = manifest(tmp_path, GOOD * 2000)
+    proc = subprocess.run(
+        f"{sys.executable} -m trustgate.cli replay {path} --root {repo} | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.stdout.startswith("PASS")
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr

@@ -16,6 +16,7 @@ from trustgate.errors import TrustgateError
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_BAD_INPUT = 2
+EXIT_SIGPIPE = 141  # 128 + SIGPIPE, what a shell reports for a filter cut off
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -52,6 +53,15 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:  # pragma: no cover
         return 130
+    except BrokenPipeError:
+        # The reader went away (`trustgate history | head`): stop quietly, like any
+        # Unix filter, instead of a traceback; flushing stdout again must not raise.
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_SIGPIPE
 
 
 def read_text_arg(path: str, what: str) -> str:
