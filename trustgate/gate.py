@@ -304,6 +304,30 @@ class TrustGate:
             return crossing, False
         return crossing, claims is not None
 
+    def _begin(
+        self,
+        update: Mapping[str, Any],
+        node: str,
+        state: Mapping[str, Any] | None,
+        context: Any,
+        attempt: int,
+        meta: Mapping[str, Any] | None,
+    ) -> tuple[dict[str, Any], Crossing, Any, bool]:
+        """Read claims and evidence; say whether verifiers must run (the sync and async
+        crossings differ only in how they call the verifiers)."""
+        full = {"started_at": datetime.now(UTC), **(meta or {})}
+        crossing, has_claims = self._start(update, node, state, context, attempt)
+        crossing.reverify = lambda u: self._reverify_sync(u, crossing)
+        key = full.get("crossing_key")
+        must_verify = not self._restore(crossing, key) and has_claims
+        return full, crossing, key, must_verify
+
+    def _end(self, span: Any, crossing: Crossing, meta: dict[str, Any], key: Any) -> GateResult:
+        self._decide_once(crossing, meta, key)
+        result = self._finish(crossing, meta)
+        telemetry.finish_crossing(span, result.report, output_value=result.update)
+        return result
+
     def _fail_verifier(self, crossing: Crossing, failure: VerifierFailure) -> None:
         crossing.error = str(failure)
         crossing.findings.append(Finding.failed(failure.verifier, failure.code, failure.error))
@@ -445,11 +469,10 @@ class TrustGate:
             parent=parent,
             attempt=attempt,
         ) as span:
-            meta = {"started_at": datetime.now(UTC), **(meta or {})}
-            crossing, has_claims = self._start(update, node, state, context, attempt)
-            crossing.reverify = lambda u: self._reverify_sync(u, crossing)
-            key = meta.get("crossing_key")
-            if not self._restore(crossing, key) and has_claims:
+            meta, crossing, key, must_verify = self._begin(
+                update, node, state, context, attempt, meta
+            )
+            if must_verify:
                 for v in self.verifiers:
                     try:
                         with telemetry.verifier_span(span, v.name) as vs:
@@ -459,10 +482,7 @@ class TrustGate:
                     except VerifierFailure as exc:
                         self._fail_verifier(crossing, exc)
                         break
-            self._decide_once(crossing, meta, key)
-            result = self._finish(crossing, meta)
-            telemetry.finish_crossing(span, result.report, output_value=result.update)
-            return result
+            return self._end(span, crossing, meta, key)
 
     async def acheck(
         self,
@@ -485,11 +505,10 @@ class TrustGate:
             parent=parent,
             attempt=attempt,
         ) as span:
-            meta = {"started_at": datetime.now(UTC), **(meta or {})}
-            crossing, has_claims = self._start(update, node, state, context, attempt)
-            crossing.reverify = lambda u: self._reverify_sync(u, crossing)
-            key = meta.get("crossing_key")
-            if not self._restore(crossing, key) and has_claims:
+            meta, crossing, key, must_verify = self._begin(
+                update, node, state, context, attempt, meta
+            )
+            if must_verify:
                 for v in self.verifiers:
                     try:
                         with telemetry.verifier_span(span, v.name) as vs:
@@ -499,7 +518,4 @@ class TrustGate:
                     except VerifierFailure as exc:
                         self._fail_verifier(crossing, exc)
                         break
-            self._decide_once(crossing, meta, key)
-            result = self._finish(crossing, meta)
-            telemetry.finish_crossing(span, result.report, output_value=result.update)
-            return result
+            return self._end(span, crossing, meta, key)
