@@ -162,16 +162,3 @@ def checkpointer_for(checkpointer: Any) -> Any:
     if checkpointer is False:
         return None
     return checkpointer
-
-
-def state_reports(state: Mapping[str, Any]) -> list[Any]:
-    """The reports in a node's state dict, typed.
-
-    (``trustgate.reports_from_state`` mistakes a plain ``dict`` for a snapshot: it
-    reads ``dict.values``, the method, and finds nothing.)
-    """
-    from trustgate.report import REPORTS_KEY, Report
-
-    raw = state.get(REPORTS_KEY) or []
-    items = [raw] if isinstance(raw, (Report, Mapping)) else list(raw)
-    return [Report.coerce(r) for r in items]

@@ -53,11 +53,10 @@ from trustgate.pipelines._common import (
     load_json,
     make_sample_repository,
     resolve_models,
-    state_reports,
 )
 from trustgate.policy import OVERRIDE_NOTE, Override
 from trustgate.readers import FromKey
-from trustgate.report import TrustReports
+from trustgate.report import TrustReports, reports_from_state
 from trustgate.verifiers.base import EvidenceSources, FromState
 from trustgate.verifiers.files import CitationReplay
 from trustgate.wiring import guard
@@ -204,7 +203,7 @@ def _builder(
         ]
         previous = state.get("review")
         if previous and state.get("round", 1) > 1:
-            failed = [str(f) for r in state_reports(state)[-1:] for f in r.failed]
+            failed = [str(f) for r in reports_from_state(state)[-1:] for f in r.failed]
             prompt.append(
                 HumanMessage(
                     f"Previous verdict: {previous['verdict']}. {previous['summary']}\n"

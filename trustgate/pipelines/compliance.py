@@ -60,11 +60,10 @@ from trustgate.pipelines._common import (
     checkpointer_for,
     load_json,
     resolve_models,
-    state_reports,
 )
 from trustgate.policy import Caveat, Rerender
 from trustgate.readers import FromKey
-from trustgate.report import TrustReports
+from trustgate.report import TrustReports, reports_from_state
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
 from trustgate.verifiers.blind import ModelVerifier
 from trustgate.verifiers.contract import check_citations
@@ -225,7 +224,7 @@ def _builder(
     def release(state: ComplianceState) -> dict[str, Any]:
         index = int(state.get("step_index") or 0)
         step = state["plan"][index]
-        last = next(r for r in reversed(state_reports(state)) if r.gate == "blind_verifier")
+        last = next(r for r in reversed(reports_from_state(state)) if r.gate == "blind_verifier")
         return {
             "sections": [
                 {

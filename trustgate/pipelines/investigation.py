@@ -61,11 +61,10 @@ from trustgate.pipelines._common import (
     load_json,
     make_sample_repository,
     resolve_models,
-    state_reports,
 )
 from trustgate.policy import Crossing, Review
 from trustgate.readers import FromKey
-from trustgate.report import TrustReports
+from trustgate.report import TrustReports, reports_from_state
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
 from trustgate.verifiers.files import GroundingCheck
 from trustgate.wiring import guard
@@ -336,7 +335,7 @@ def _builder(investigator_model: BaseChatModel) -> StateGraph[Any, Any, Any, Any
 
     def record(state: InvestigationState) -> dict[str, Any]:
         proposal = state.get("proposal") or {}
-        report = next(r for r in reversed(state_reports(state)) if r.gate == "grounding")
+        report = next(r for r in reversed(reports_from_state(state)) if r.gate == "grounding")
         ids: dict[str, list[str]] = {}
         status: dict[str, list[str]] = {}
         for f in report.findings:
