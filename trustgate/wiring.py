@@ -48,7 +48,7 @@ from trustgate.gate import GateResult, TrustGate
 from trustgate.policy import Rerender
 from trustgate.report import REPORTS_KEY, Report, ReportLog
 
-__all__ = ["HALT_NODE", "guard", "is_gate_node"]
+__all__ = ["HALT_NODE", "guard", "guarded_nodes", "is_gate_node"]
 
 HALT_NODE = "trustgate_halt"
 _SELF_HALTED = "__trustgate_self_halted"
@@ -156,6 +156,22 @@ def is_gate_node(spec: Any) -> bool:
     """True for a node spec that ``guard()`` inserted (metadata ``{"trustgate": ...}``)."""
     meta = getattr(spec, "metadata", None) or {}
     return isinstance(meta, Mapping) and "trustgate" in meta
+
+
+def guarded_nodes(graph: Any) -> dict[str, tuple[str, ...]]:
+    """Which nodes of ``graph`` (a builder or a compiled graph) ``guard()`` put gates
+    on: node name -> the names of its gates, in chain order.
+
+    This is the one question other modules (``audit()``) may ask about the wiring;
+    how a gate is installed is this module's business.
+    """
+    builder = getattr(graph, "builder", graph)
+    found: dict[str, tuple[str, ...]] = {}
+    for spec in (getattr(builder, "nodes", None) or {}).values():
+        meta = (getattr(spec, "metadata", None) or {}).get("trustgate")
+        if isinstance(meta, Mapping) and isinstance(meta.get("guards"), str):
+            found[meta["guards"]] = tuple(str(g) for g in meta.get("gates") or ())
+    return found
 
 
 # --- the guarded builder ------------------------------------------------------------
