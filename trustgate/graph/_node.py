@@ -1,0 +1,334 @@
+"""The guarded node: the original node and its gates, in the node's own task.
+
+The wrapper runs the original node, catches what it returns *and* what it raises (a
+``Command.PARENT`` handoff from a tool deep inside a subgraph or agent bubbles up
+through it), holds what it streamed, runs the gates over all of it, and hands
+LangGraph only what they released: the very same object when nothing changed, a
+rebuilt one when a policy rewrote a part, a re-raised parent command for a handoff.
+Static edges fire only after the task returns, so nothing downstream sees the
+unverified output; there is no extra superstep and no staging channel. A re-render
+runs the node again inside the same task. A halt raises
+:class:`~trustgate.errors.GateHalted` after the report was written to the task's
+writes (so a checkpointer keeps it with the failed task).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
+
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+
+from trustgate.errors import GateHalted
+from trustgate.gate import ChainResult, Context, TrustGate, adrive, drive, run_chain
+from trustgate.graph import _compat
+from trustgate.graph._streams import StreamHold
+from trustgate.policies._decision import Rerender
+from trustgate._output import NodeOutput
+from trustgate.report import REPORTS_KEY, Report
+
+__all__ = ["GuardedNode"]
+
+logger = logging.getLogger(__name__)
+
+_MISSING: Any = object()
+# the durable inner call leaves its stream hold here for the wrapper (same process)
+_HOLD: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "trustgate_hold", default=None
+)
+
+
+class _StateView(Mapping[str, Any]):
+    """The state a gate's ``FromState`` evidence reads: the node's input first, then
+    the channel itself (for keys outside the node's input schema)."""
+
+    def __init__(self, input: Any, config: Mapping[str, Any]) -> None:
+        self._input = input
+        self._config = config
+
+    def __getitem__(self, key: str) -> Any:
+        src = self._input
+        if isinstance(src, Mapping):
+            if key in src:
+                return src[key]
+        elif src is not None and hasattr(src, key):
+            return getattr(src, key)
+        try:
+            return _compat.read_channel(self._config, key)
+        except Exception as exc:
+            raise KeyError(key) from exc
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        src = self._input
+        return iter(src) if isinstance(src, Mapping) else iter(())
+
+    def __len__(self) -> int:
+        return len(self._input) if isinstance(self._input, Mapping) else 0
+
+
+def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
+    """The node's input for the next attempt: the issues (and any messages the gate
+    told the model) added where the node reads them."""
+    updates: dict[str, Any] = {}
+    if decision.issues_key is not None:
+        updates[decision.issues_key] = list(decision.issues)
+    extra = list(carry)
+    if decision.as_message:
+        extra.append(
+            HumanMessage(
+                "Your previous answer failed verification. Fix every issue:\n"
+                + "\n".join(f"- {i}" for i in decision.issues)
+            )
+        )
+    if extra:
+        key = decision.messages_key
+        current = (
+            input.get(key) if isinstance(input, Mapping) else getattr(input, key, None)
+        )
+        updates[key] = [*(current or []), *extra]
+    if not updates:
+        return input
+    if isinstance(input, Mapping):
+        return {**input, **updates}
+    if hasattr(input, "model_copy"):
+        return input.model_copy(update=updates)
+    import dataclasses
+
+    if dataclasses.is_dataclass(input) and not isinstance(input, type):
+        return dataclasses.replace(input, **updates)
+    return input
+
+
+def _prepend(carry: Sequence[Any], key: str, value: Any) -> Any:
+    """Release ``carry`` (messages) ahead of what the last attempt returned."""
+    from langgraph.types import Command
+
+    head = Command(update={key: list(carry)})
+    if isinstance(value, list):
+        return [head, *value]
+    if isinstance(value, tuple):
+        return [head, *value]
+    if value is None:
+        return head
+    return [head, value]
+
+
+class GuardedNode:
+    """One guarded node (see the module docstring)."""
+
+    def __init__(
+        self,
+        name: str,
+        inner: Any,
+        gates: Sequence[TrustGate[Any]],
+        *,
+        keys: Sequence[str],
+        message_keys: frozenset[str],
+        root: bool,
+        durable: bool,
+    ) -> None:
+        self.name = name
+        self.inner = inner
+        self.gates = tuple(gates)
+        self.keys = list(keys)
+        self.message_keys = message_keys
+        self.root = root
+        self.durable = durable
+        self._task: Any = _compat.durable(self._durable_call, f"{name}_output") if durable else None
+
+    # -- running the original node ------------------------------------------------
+
+    def _output(self, value: Any, input: Any, raised: bool, hold: StreamHold) -> NodeOutput:
+        out = NodeOutput.read(
+            value,
+            input=input,
+            keys=self.keys,
+            message_keys=self.message_keys,
+            root=self.root,
+            raised=raised,
+        )
+        out.custom = list(hold.custom)
+        return out
+
+    def _durable_call(self, input: Any) -> dict[str, Any]:
+        """The inner call as a durable task (only for gates that may pause for review):
+        its result is checkpointed, so a resumed run verifies what the person saw."""
+        from langchain_core.runnables.config import var_child_runnable_config
+
+        config = var_child_runnable_config.get() or {}
+        hold = StreamHold(dict(config))
+        box = _HOLD.get()
+        if box is not None:
+            box["hold"] = hold
+        try:
+            return {"value": self.inner.invoke(input, hold.config), "raised": False,
+                    "custom": list(hold.custom)}
+        except BaseException as exc:
+            if _compat.is_parent_command(exc):
+                return {"value": exc.args[0], "raised": True, "custom": list(hold.custom)}
+            raise
+
+    def _call(self, input: Any, config: dict[str, Any]) -> tuple[Any, bool, StreamHold]:
+        if self._task is not None:
+            box: dict[str, Any] = {}
+            token = _HOLD.set(box)
+            try:
+                got = self._task(input).result()
+            finally:
+                _HOLD.reset(token)
+            hold = box.get("hold") or StreamHold({})
+            hold.custom = list(got.get("custom") or [])
+            return got["value"], bool(got["raised"]), hold
+        hold = StreamHold(config)
+        try:
+            return self.inner.invoke(input, hold.config), False, hold
+        except BaseException as exc:
+            if _compat.is_parent_command(exc):
+                return exc.args[0], True, hold
+            hold.drop()
+            raise
+
+    async def _acall(self, input: Any, config: dict[str, Any]) -> tuple[Any, bool, StreamHold]:
+        if self._task is not None:
+            box: dict[str, Any] = {}
+            token = _HOLD.set(box)
+            try:
+                got = await self._task(input)
+            finally:
+                _HOLD.reset(token)
+            hold = box.get("hold") or StreamHold({})
+            hold.custom = list(got.get("custom") or [])
+            return got["value"], bool(got["raised"]), hold
+        hold = StreamHold(config)
+        try:
+            return await self.inner.ainvoke(input, hold.config), False, hold
+        except BaseException as exc:
+            if _compat.is_parent_command(exc):
+                return exc.args[0], True, hold
+            hold.drop()
+            raise
+
+    # -- the crossing ---------------------------------------------------------------
+
+    def _context(self, input: Any, config: dict[str, Any], attempt: int) -> Context:
+        runtime = _compat.runtime(config)
+        return Context(
+            node=self.name,
+            state=_StateView(input, config),
+            context=getattr(runtime, "context", None),
+            attempt=attempt,
+            meta=_compat.meta(config),
+            config=config,
+            can_rerender=True,
+        )
+
+    def _finish(
+        self,
+        config: dict[str, Any],
+        chain: ChainResult,
+        reports: list[Report],
+        hold: StreamHold,
+        carry: list[Any],
+        key: str,
+        raised: bool,
+    ) -> Any:
+        last = chain.last
+        _compat.send(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
+        runtime = _compat.runtime(config)
+        writer = getattr(runtime, "stream_writer", None)
+        if last.route != "release" or last.output is None:
+            hold.drop()
+            if writer is not None:
+                for r in reports:
+                    writer({"trustgate": r})
+            raise GateHalted(last.report)
+        released = last.output
+        hold.release(everything=not released.rewritten and not carry)
+        if writer is not None:
+            for r in reports:
+                writer({"trustgate": r})
+        value = released.rebuild()
+        if carry:
+            value = _prepend(carry, key, value)
+        if raised:
+            raise _compat.parent_command(value)
+        return value
+
+    def run(self, input: Any, config: dict[str, Any]) -> Any:
+        reports: list[Report] = []
+        carry: list[Any] = []
+        key = "messages"
+        attempt, current = 1, input
+        while True:
+            value, raised, hold = self._call(current, config)
+            output = self._output(value, input, raised, hold)
+            chain = drive(run_chain(self.gates, output, self._context(input, config, attempt)))
+            reports.extend(chain.reports)
+            decision = chain.last.rerender
+            if chain.last.route != "rerender" or decision is None:
+                return self._finish(config, chain, reports, hold, carry, key, raised)
+            hold.drop()
+            if decision.carry:
+                key = decision.messages_key
+            carry.extend(decision.carry)
+            current = _with_issues(input, decision, carry)
+            attempt += 1
+
+    async def arun(self, input: Any, config: dict[str, Any]) -> Any:
+        reports: list[Report] = []
+        carry: list[Any] = []
+        key = "messages"
+        attempt, current = 1, input
+        while True:
+            value, raised, hold = await self._acall(current, config)
+            output = self._output(value, input, raised, hold)
+            chain = await adrive(
+                run_chain(self.gates, output, self._context(input, config, attempt))
+            )
+            reports.extend(chain.reports)
+            decision = chain.last.rerender
+            if chain.last.route != "rerender" or decision is None:
+                return self._finish(config, chain, reports, hold, carry, key, raised)
+            hold.drop()
+            if decision.carry:
+                key = decision.messages_key
+            carry.extend(decision.carry)
+            current = _with_issues(input, decision, carry)
+            attempt += 1
+
+
+def runnable(node: GuardedNode) -> Any:
+    """The runnable installed in place of the original node.
+
+    The functions close over the original runnable so LangGraph still finds a
+    subgraph inside (state snapshots, ``get_state(subgraphs=True)``, drawings). The
+    async path exists exactly when the original has one, so timeouts and sync/async
+    behaviour stay LangGraph's.
+    """
+    inner = node.inner
+    guarded = node
+
+    def run(input: Any, config: RunnableConfig) -> Any:
+        assert inner is guarded.inner
+        return guarded.run(input, cast(dict[str, Any], config))
+
+    async def arun(input: Any, config: RunnableConfig) -> Any:
+        assert inner is guarded.inner
+        return await guarded.arun(input, cast(dict[str, Any], config))
+
+    afunc = arun if _compat.has_native_async(inner) else None
+    r = _compat.runnable_callable(run, afunc, node.name)
+    r.trustgate_node = node  # what guarded_nodes() and audit() look for
+    return r
