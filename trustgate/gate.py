@@ -468,6 +468,7 @@ class _Crossing:
         self.accounting: dict[str, str] = {}
         self.started = datetime.now(UTC)
         self.evidence = Evidence()
+        self.span: Any = None
 
     # view for policies
     @property
@@ -680,6 +681,7 @@ class TrustGate(Generic[ClaimsT]):
         with telemetry.crossing_span(
             self.name, ctx.node, input_value=read.claims, config=ctx.config, attempt=ctx.attempt
         ) as span:
+            c.span = span
             try:
                 if held:
                     c.findings.extend(held)
@@ -692,7 +694,7 @@ class TrustGate(Generic[ClaimsT]):
                         c.findings.append(Finding.failed("gate", "evidence_unavailable", str(exc)))
                         c.halt(str(exc))
                 if c.route == "release" and read.claims is not None:
-                    yield from self._verify(c, span)
+                    yield from self._verify(c)
                 if c.route == "release":
                     yield from self._decide(c)
                 result = GateResult(
@@ -710,11 +712,11 @@ class TrustGate(Generic[ClaimsT]):
             telemetry.finish_crossing(span, result.report, output_value=None)
         return result
 
-    def _verify(self, c: _Crossing, span: Any) -> Steps[None]:
+    def _verify(self, c: _Crossing) -> Steps[None]:
         for v in self.verifiers:
             timeout = v.timeout if v.timeout is not None else self.timeout
             try:
-                with telemetry.verifier_span(span, v.name) as vs:
+                with telemetry.verifier_span(c.span, v.name) as vs:
                     found = yield _Verify(v, c.read.claims, c.evidence, timeout)
                     vs.record(found)
             except VerifierFailure as exc:
@@ -782,7 +784,7 @@ class TrustGate(Generic[ClaimsT]):
             c.findings = list(failures)
             c.resolved = set()
             if read.claims is not None:
-                yield from self._verify(c, None)
+                yield from self._verify(c)
             if c.route == "release" and c.unresolved:
                 c.halt("edited content failed verification: " + reasons(c.unresolved))
 

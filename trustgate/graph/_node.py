@@ -21,6 +21,7 @@ from typing import Any, cast
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import var_child_runnable_config
 
 from trustgate.errors import GateHalted
 from trustgate.gate import ChainResult, Context, TrustGate, adrive, drive, run_chain
@@ -111,6 +112,17 @@ def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
     return input
 
 
+def _in_config(config: dict[str, Any], fn: Any) -> Any:
+    """Call ``fn`` with ``config`` as the current LangChain config, as LangGraph does
+    for a traced node: code that calls a model or ``get_stream_writer()`` without
+    passing a config reads it from there."""
+    token = var_child_runnable_config.set(config)  # type: ignore[arg-type]
+    try:
+        return fn()
+    finally:
+        var_child_runnable_config.reset(token)
+
+
 def _prepend(carry: Sequence[Any], key: str, value: Any) -> Any:
     """Release ``carry`` (messages) ahead of what the last attempt returned."""
     from langgraph.types import Command
@@ -173,8 +185,8 @@ class GuardedNode:
         if box is not None:
             box["hold"] = hold
         try:
-            return {"value": self.inner.invoke(input, hold.config), "raised": False,
-                    "custom": list(hold.custom)}
+            value = _in_config(hold.config, lambda: self.inner.invoke(input, hold.config))
+            return {"value": value, "raised": False, "custom": list(hold.custom)}
         except BaseException as exc:
             if _compat.is_parent_command(exc):
                 return {"value": exc.args[0], "raised": True, "custom": list(hold.custom)}
@@ -193,7 +205,7 @@ class GuardedNode:
             return got["value"], bool(got["raised"]), hold
         hold = StreamHold(config)
         try:
-            return self.inner.invoke(input, hold.config), False, hold
+            return _in_config(hold.config, lambda: self.inner.invoke(input, hold.config)), False, hold
         except BaseException as exc:
             if _compat.is_parent_command(exc):
                 return exc.args[0], True, hold
@@ -212,6 +224,7 @@ class GuardedNode:
             hold.custom = list(got.get("custom") or [])
             return got["value"], bool(got["raised"]), hold
         hold = StreamHold(config)
+        token = var_child_runnable_config.set(hold.config)  # type: ignore[arg-type]
         try:
             return await self.inner.ainvoke(input, hold.config), False, hold
         except BaseException as exc:
@@ -219,6 +232,8 @@ class GuardedNode:
                 return exc.args[0], True, hold
             hold.drop()
             raise
+        finally:
+            var_child_runnable_config.reset(token)
 
     # -- the crossing ---------------------------------------------------------------
 

@@ -15,7 +15,6 @@ the node's own task, so it holds whichever graph or API the consumer streams fro
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -52,6 +51,19 @@ class _Sink:
 
     async def aclose(self) -> None:
         return None
+
+
+def _clone(obj: Any) -> Any:
+    """A shallow copy that really is a copy: LangChain's callback handlers answer
+    ``copy.copy`` with themselves, so configs can be copied without copying them."""
+    twin = object.__new__(type(obj))
+    if hasattr(obj, "__dict__"):
+        twin.__dict__.update(obj.__dict__)
+    for klass in type(obj).__mro__:
+        for slot in getattr(klass, "__slots__", ()):
+            if slot not in ("__dict__", "__weakref__") and hasattr(obj, slot):
+                setattr(twin, slot, getattr(obj, slot))
+    return twin
 
 
 class StreamHold:
@@ -101,7 +113,7 @@ class StreamHold:
                 type(handler).__name__,
             )
             return None
-        twin = copy.copy(handler)
+        twin = _clone(handler)
         for attr in sinks:
             setattr(twin, attr, _Sink(self, getattr(handler, attr), attr))
         if hasattr(handler, "seen") and isinstance(handler.seen, set):
