@@ -94,7 +94,9 @@ class ScriptedChatModel(BaseChatModel):
         if callable(entry) and not isinstance(entry, (AIMessage, str, dict)):
             entry = entry(list(messages))
         if isinstance(entry, AIMessage):
-            return entry
+            # a fresh copy per reply: ``add_messages`` stamps an id on the message it
+            # stores, and a repeated reply must not replace the earlier one in state
+            return entry.model_copy(deep=True)
         if isinstance(entry, dict):
             return AIMessage(content=json.dumps(entry))
         return AIMessage(content=str(entry))
