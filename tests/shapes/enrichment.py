@@ -285,3 +285,8 @@ def build(personality: Personality = "honest", *, marker_dir: Path | None = None
     )
     shape.app = shape.compile()
     return shape
+
+
+def graph() -> Any:
+    """The honest build, compiled: what ``trustgate audit shapes.<name>:graph`` loads."""
+    return build("honest").app
