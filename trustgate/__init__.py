@@ -181,7 +181,7 @@ __all__ += [
 # --- gate: trust-boundary nodes, reports, policies, guard() (issue 4) ---
 from trustgate.errors import GateHalted
 from trustgate.gate import GateResult, TrustGate
-from trustgate.policy import (
+from trustgate.policies import (
     OVERRIDE_NOTE,
     BlockToolCalls,
     Caveat,

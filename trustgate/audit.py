@@ -506,21 +506,11 @@ def _meta(spec: Any) -> Mapping[str, Any]:
     return meta if isinstance(meta, Mapping) else {}
 
 
-def _inserted_for(name: str, spec: Any) -> str | None:
-    """The node a node ``guard()`` inserted stands for (``None`` for the user's own
-    nodes). Today's gate nodes say so in their metadata; a gate that runs inside the
-    guarded node inserts nothing."""
-    info = _meta(spec).get("trustgate")
-    if isinstance(info, Mapping):
-        guards = info.get("guards")
-        if isinstance(guards, str) and guards != name:
-            return guards
-    return None
-
-
 def _skipped(name: str, spec: Any) -> bool:
-    """Nodes trustgate inserted itself (gate and halt nodes) are never crossings."""
-    return _inserted_for(name, spec) is not None or bool(_meta(spec).get("trustgate_halt"))
+    """Nodes that only exist to run other nodes' gates are never crossings (a gate
+    runs inside its node, so today there are none; kept for graphs that declare
+    their own ``metadata={"trustgate_halt": True}`` helper nodes)."""
+    return bool(_meta(spec).get("trustgate_halt"))
 
 
 def _middleware_hook(spec: Any) -> tuple[Any, str] | None:
@@ -617,35 +607,6 @@ def _raw_paths(builder: Any, node: str) -> Iterator[tuple[str | None, PathKind]]
         yield end, "command"
 
 
-def _through_gate_node(
-    builder: Any, gate_node: str, guarded: str
-) -> Iterator[tuple[str | None, PathKind]]:
-    """The paths out of a separate gate node ``guard()`` inserted, as the guarded
-    node's own paths (its re-render target and halt node release nothing)."""
-    from trustgate.policy import Rerender
-
-    spec = builder.nodes[gate_node]
-    owner = getattr(getattr(spec.runnable, "func", None), "__self__", None)
-    successors = [str(s) for s in getattr(owner, "successors", ()) or ()]
-    rerender = {
-        p.to
-        for g in getattr(owner, "gates", ()) or ()
-        for p in getattr(g, "policies", ())
-        if isinstance(p, Rerender)
-    }
-    for s in successors:
-        yield s, "plain"
-    for target, kind in _raw_paths(builder, gate_node):
-        target_spec = builder.nodes.get(target) if target is not None else None
-        if target_spec is not None and _meta(target_spec).get("trustgate_halt"):
-            continue
-        if kind == "command" and target in successors:
-            continue
-        if kind == "command" and target in rerender and target == guarded:
-            continue  # back to the producer with the issues: nothing released
-        yield target, kind
-
-
 @dataclass
 class _Route:
     target: str | None
@@ -669,10 +630,6 @@ def _routes(builder: Any, node: str) -> list[_Route]:
     def follow(source: str, gates: list[str], via: str | None, visited: set[str]) -> None:
         for target, kind in _raw_paths(builder, source):
             spec = builder.nodes.get(target) if target is not None else None
-            if spec is not None and target is not None and _inserted_for(target, spec) == node:
-                for t2, k2 in _through_gate_node(builder, target, node):
-                    add(_Route(t2, k2, tuple(gates), via))
-                continue
             hook = _middleware_hook(spec) if spec is not None else None
             if target is not None and hook is not None and target not in visited:
                 # create_agent: model → after_model hooks (last middleware first) → routing
@@ -690,13 +647,13 @@ def _routes(builder: Any, node: str) -> list[_Route]:
 
 
 def _check(builder: Any) -> None:
-    from trustgate.wiring import check_builder_internals
+    from trustgate.graph._compat import check_builder
 
-    check_builder_internals(builder)
+    check_builder(builder)
 
 
 def _guarded(builder: Any) -> dict[str, tuple[str, ...]]:
-    from trustgate.wiring import guarded_nodes
+    from trustgate.graph import guarded_nodes
 
     return guarded_nodes(builder)
 

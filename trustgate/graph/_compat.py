@@ -88,12 +88,16 @@ def check() -> None:
 
 
 def check_builder(builder: Any) -> None:
-    """The builder fields ``guard()`` reads and replaces."""
+    """The builder fields ``guard()`` and ``audit()`` read and replace."""
     problems: list[str] = []
     if not isinstance(getattr(builder, "nodes", None), dict):
         problems.append("StateGraph.nodes is not a dict")
     if not isinstance(getattr(builder, "channels", None), dict):
         problems.append("StateGraph.channels is not a dict")
+    if not isinstance(getattr(builder, "edges", None), set):
+        problems.append("StateGraph.edges is not a set")
+    if not isinstance(getattr(builder, "waiting_edges", None), set):
+        problems.append("StateGraph.waiting_edges is not a set")
     if not isinstance(getattr(builder, "branches", None), defaultdict):
         problems.append("StateGraph.branches is not a defaultdict")
     if not callable(getattr(builder, "_add_schema", None)):

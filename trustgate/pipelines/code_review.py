@@ -54,12 +54,12 @@ from trustgate.pipelines._common import (
     make_sample_repository,
     resolve_models,
 )
-from trustgate.policy import OVERRIDE_NOTE, Override
+from trustgate.policies import OVERRIDE_NOTE, Override
 from trustgate.readers import FromKey
 from trustgate.report import TrustReports, reports_from_state
 from trustgate.verifiers.base import EvidenceSources, FromState
 from trustgate.verifiers.files import CitationReplay
-from trustgate.wiring import guard
+from trustgate.graph import guard
 
 __all__ = [
     "ROLES",

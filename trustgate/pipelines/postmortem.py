@@ -55,12 +55,12 @@ from trustgate.pipelines._common import (
     load_text,
     resolve_models,
 )
-from trustgate.policy import Redact
+from trustgate.policies import Redact
 from trustgate.readers import FromKey
 from trustgate.report import TrustReports
 from trustgate.verifiers.base import EvidenceSources, FromState
 from trustgate.verifiers.gaps import GAP_LABEL, testimony_text
-from trustgate.wiring import guard
+from trustgate.graph import guard
 
 __all__ = ["ROLES", "PostmortemState", "build", "find_gaps", "redact_gate", "sample_inputs"]
 
