@@ -448,6 +448,19 @@ class GateResult:
             return None
         return self.output.update
 
+    @property
+    def rerender_to(self) -> str | None:
+        """The node to run again (the guarded node itself), on a re-render."""
+        return self.report.node if self.rerender is not None else None
+
+    @property
+    def writes(self) -> dict[str, Any]:
+        """What a re-render hands the producer: the issues under their state key."""
+        r = self.rerender
+        if r is None or r.issues_key is None:
+            return {}
+        return {r.issues_key: list(r.issues)}
+
 
 class _Crossing:
     """One gate's crossing in progress; also the read-only view policies get."""
@@ -751,9 +764,6 @@ class TrustGate(Generic[ClaimsT]):
             c.halt(decision.reason)
             return
         if isinstance(decision, Rerender):
-            if not c.can_rerender:
-                c.halt(f"{name}: cannot run the node again outside a guarded graph")
-                return
             c.overrides.extend(decision.records)
             c.route = "rerender"
             c.decision = "rerender"

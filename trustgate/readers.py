@@ -258,9 +258,10 @@ class ToolCallArgs:
         calls = [_normal_call(c) for c in facets(msg).tool_calls]
         picked = [c for c in calls if self.tools is None or c["name"] in self.tools]
         covers = frozenset({part}) if len(picked) == len(calls) else frozenset()
+        target = f"{self.key}[{k}].tool_calls"
         if not picked:
-            return Read(None, covers, f"{self.key}[{k}]", "nothing", "no tool calls to check")
-        return Read(picked, covers, f"{self.key}[{k}]")
+            return Read(None, covers, target, "nothing", "no tool calls to check")
+        return Read(picked, covers, target)
 
     def read(self, update: Mapping[str, Any]) -> Any:
         return self.read_output(NodeOutput.read(dict(update))).claims

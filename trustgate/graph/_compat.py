@@ -13,6 +13,7 @@ import copy
 import dataclasses
 import functools
 import logging
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
@@ -43,6 +44,7 @@ def _k() -> Any:
         "CONFIG_KEY_STREAM",
         "CONFIG_KEY_TASK_ID",
         "CONFIG_KEY_CALL",
+        "CONFIG_KEY_CHECKPOINTER",
         "NS_SEP",
     )
     missing = [n for n in names if not hasattr(c, n)]
@@ -140,6 +142,63 @@ def send(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> bool:
         return False
     fn(list(writes))
     return True
+
+
+def _aside(config: Mapping[str, Any]) -> tuple[Any, dict[str, Any], str] | None:
+    """Where a halted task's report goes: the saver, the step's checkpoint config, and
+    a task id LangGraph never runs (so the failed task stays unfinished and a resume
+    runs it again, as for any node that raised)."""
+    c = conf(config)
+    k = _k()
+    saver = c.get(k.CONFIG_KEY_CHECKPOINTER)
+    info = getattr(c.get(k.CONFIG_KEY_RUNTIME), "execution_info", None)
+    if saver is None or info is None or c.get("thread_id") is None:
+        return None
+    ns = str(info.checkpoint_ns or "")
+    graph_ns = ns.rsplit(k.NS_SEP, 1)[0] if k.NS_SEP in ns else ""
+    cfg = {
+        "configurable": {
+            "thread_id": c["thread_id"],
+            "checkpoint_ns": graph_ns,
+            "checkpoint_id": info.checkpoint_id,
+        }
+    }
+    return saver, cfg, f"{info.task_id}~trustgate~{uuid.uuid4().hex[:12]}"
+
+
+_PENDING: set[Any] = set()
+
+
+def keep_aside(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> None:
+    """Persist writes next to the running task without making them its output."""
+    target = _aside(config)
+    if target is None:
+        return
+    saver, cfg, task = target
+    try:
+        saver.put_writes(cfg, list(writes), task)
+    except Exception as exc:  # an async-only saver called from its own event loop
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            logger.warning("a halted crossing's report was not saved: %s", exc)
+            return
+        job = loop.create_task(saver.aput_writes(cfg, list(writes), task))
+        _PENDING.add(job)
+        job.add_done_callback(_PENDING.discard)
+
+
+async def akeep_aside(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> None:
+    target = _aside(config)
+    if target is None:
+        return
+    saver, cfg, task = target
+    try:
+        await saver.aput_writes(cfg, list(writes), task)
+    except NotImplementedError:
+        saver.put_writes(cfg, list(writes), task)
 
 
 def read_channel(config: Mapping[str, Any], key: str) -> Any:

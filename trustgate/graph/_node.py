@@ -260,7 +260,8 @@ class GuardedNode:
         raised: bool,
     ) -> Any:
         last = chain.last
-        _compat.send(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
+        if last.route == "release":
+            _compat.send(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
         runtime = _compat.runtime(config)
         writer = getattr(runtime, "stream_writer", None)
         if last.route != "release" or last.output is None:
@@ -293,6 +294,8 @@ class GuardedNode:
             reports.extend(chain.reports)
             decision = chain.last.rerender
             if chain.last.route != "rerender" or decision is None:
+                if chain.last.route != "release":
+                    _compat.keep_aside(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
                 return self._finish(config, chain, reports, hold, carry, key, raised)
             hold.drop()
             if decision.carry:
@@ -315,6 +318,10 @@ class GuardedNode:
             reports.extend(chain.reports)
             decision = chain.last.rerender
             if chain.last.route != "rerender" or decision is None:
+                if chain.last.route != "release":
+                    await _compat.akeep_aside(
+                        config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
+                    )
                 return self._finish(config, chain, reports, hold, carry, key, raised)
             hold.drop()
             if decision.carry:
