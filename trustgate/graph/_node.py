@@ -42,6 +42,22 @@ _HOLD: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
 )
 
 
+def _halted_in_graph() -> type[GateHalted]:
+    from langgraph.errors import GraphBubbleUp
+
+    class HaltedInGraph(GateHalted, GraphBubbleUp):
+        """:class:`GateHalted` as a guarded node raises it: LangGraph treats it like an
+        interrupt (no retry, no error handler, the task stays unfinished so a resume
+        runs it again) and the caller gets the ``GateHalted`` it catches."""
+
+    HaltedInGraph.__qualname__ = "HaltedInGraph"
+    HaltedInGraph.__module__ = __name__
+    return HaltedInGraph
+
+
+HaltedInGraph = _halted_in_graph()
+
+
 class _StateView(Mapping[str, Any]):
     """The state a gate's ``FromState`` evidence reads: the node's input first, then
     the channel itself (for keys outside the node's input schema)."""
@@ -269,7 +285,7 @@ class GuardedNode:
             if writer is not None:
                 for r in reports:
                     writer({"trustgate": r})
-            raise GateHalted(last.report)
+            raise HaltedInGraph(last.report)
         released = last.output
         hold.release(everything=not released.rewritten and not carry)
         if writer is not None:
