@@ -57,6 +57,9 @@ from trustgate.verifiers.base import Evidence, EvidenceSources, Verifier
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "VerifierFailure",
+    "run_verifier",
+    "arun_verifier",
     "GateResult",
     "TrustGate",
     "drive",
@@ -166,17 +169,21 @@ async def _run_async(req: _Verify) -> list[Finding]:
     raise VerifierFailure(v.name, code, f"{type(last).__name__}: {last}")
 
 
+run_verifier = _run_sync
+arun_verifier = _run_async
+
 T = TypeVar("T")
 Steps = Generator[_Verify, Any, T]
 
 
-def drive(gen: Steps[T]) -> T:
-    """Run a crossing synchronously."""
+def drive(gen: Steps[T], run: Callable[[Any], list[Finding]] | None = None) -> T:
+    """Run a crossing synchronously (``run`` runs one verifier request)."""
+    runner = run or _run_sync
     try:
         req = next(gen)
         while True:
             try:
-                found: Any = _run_sync(req)
+                found: Any = runner(req)
             except VerifierFailure as exc:
                 req = gen.throw(exc)
             else:
@@ -185,13 +192,14 @@ def drive(gen: Steps[T]) -> T:
         return stop.value  # type: ignore[no-any-return]
 
 
-async def adrive(gen: Steps[T]) -> T:
+async def adrive(gen: Steps[T], run: Callable[[Any], Any] | None = None) -> T:
     """Run a crossing asynchronously (verifiers with ``averify`` run natively)."""
+    runner = run or _run_async
     try:
         req = next(gen)
         while True:
             try:
-                found: Any = await _run_async(req)
+                found: Any = await runner(req)
             except VerifierFailure as exc:
                 req = gen.throw(exc)
             else:

@@ -24,7 +24,18 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 
 from trustgate.errors import GateHalted
-from trustgate.gate import ChainResult, Context, TrustGate, adrive, drive, run_chain
+from trustgate.findings import Finding
+from trustgate.gate import (
+    ChainResult,
+    Context,
+    TrustGate,
+    VerifierFailure,
+    adrive,
+    arun_verifier,
+    drive,
+    run_chain,
+    run_verifier,
+)
 from trustgate.graph import _compat
 from trustgate.graph._streams import StreamHold
 from trustgate.policies._decision import Rerender
@@ -128,6 +139,30 @@ def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
     return input
 
 
+def _checked(req: Any) -> dict[str, Any]:
+    """One verifier run, as a checkpointable value."""
+    try:
+        found = run_verifier(req)
+    except VerifierFailure as exc:
+        return {"failure": [exc.verifier, exc.code, exc.error]}
+    return {"findings": [f.model_dump(mode="json") for f in found]}
+
+
+async def _achecked(req: Any) -> dict[str, Any]:
+    try:
+        found = await arun_verifier(req)
+    except VerifierFailure as exc:
+        return {"failure": [exc.verifier, exc.code, exc.error]}
+    return {"findings": [f.model_dump(mode="json") for f in found]}
+
+
+def _unpack(value: Mapping[str, Any]) -> list[Finding]:
+    if "failure" in value:
+        verifier, code, error = value["failure"]
+        raise VerifierFailure(str(verifier), str(code), str(error))
+    return [Finding.model_validate(f) for f in value["findings"]]
+
+
 def _in_config(config: dict[str, Any], fn: Any) -> Any:
     """Call ``fn`` with ``config`` as the current LangChain config, as LangGraph does
     for a traced node: code that calls a model or ``get_stream_writer()`` without
@@ -175,6 +210,11 @@ class GuardedNode:
         self.root = root
         self.durable = durable
         self._task: Any = _compat.durable(self._durable_call, f"{name}_output") if durable else None
+        # a gate that may pause for a person checks durably too: after the resume the
+        # person's decision applies to the very findings they saw (a model verifier is
+        # not asked again)
+        self._check: Any = _compat.durable(_checked, f"{name}_check") if durable else None
+        self._acheck: Any = _compat.durable(_achecked, f"{name}_check") if durable else None
 
     # -- running the original node ------------------------------------------------
 
@@ -251,6 +291,12 @@ class GuardedNode:
         finally:
             var_child_runnable_config.reset(token)
 
+    def _durable_verify(self, req: Any) -> list[Finding]:
+        return _unpack(self._check(req).result())
+
+    async def _adurable_verify(self, req: Any) -> list[Finding]:
+        return _unpack(await self._acheck(req))
+
     # -- the crossing ---------------------------------------------------------------
 
     def _context(self, input: Any, config: dict[str, Any], attempt: int) -> Context:
@@ -306,7 +352,10 @@ class GuardedNode:
         while True:
             value, raised, hold = self._call(current, config)
             output = self._output(value, input, raised, hold)
-            chain = drive(run_chain(self.gates, output, self._context(input, config, attempt)))
+            chain = drive(
+                run_chain(self.gates, output, self._context(input, config, attempt)),
+                self._durable_verify if self._check is not None else None,
+            )
             reports.extend(chain.reports)
             decision = chain.last.rerender
             if chain.last.route != "rerender" or decision is None:
@@ -329,7 +378,8 @@ class GuardedNode:
             value, raised, hold = await self._acall(current, config)
             output = self._output(value, input, raised, hold)
             chain = await adrive(
-                run_chain(self.gates, output, self._context(input, config, attempt))
+                run_chain(self.gates, output, self._context(input, config, attempt)),
+                self._adurable_verify if self._acheck is not None else None,
             )
             reports.extend(chain.reports)
             decision = chain.last.rerender

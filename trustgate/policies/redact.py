@@ -17,8 +17,9 @@ class Redact:
 
     The check itself is the :class:`~trustgate.verifiers.draft_check.DraftCheck`
     verifier; a gate given ``Redact()`` without one adds it (with ``rules``). The
-    text is rewritten where the gate read it (``field`` to name another place), and
-    every deletion is recorded in the report.
+    text is rewritten where the gate read it (``field`` to name another place; ``also``
+    for more places that hold the same text, such as a ``draft`` key beside the
+    message), and every deletion is recorded in the report.
 
     Example:
         ```python
@@ -27,9 +28,16 @@ class Redact:
         ```
     """
 
-    def __init__(self, field: str | None = None, *, rules: Sequence[Any] | None = None) -> None:
+    def __init__(
+        self,
+        field: str | None = None,
+        *,
+        rules: Sequence[Any] | None = None,
+        also: Sequence[str] = (),
+    ) -> None:
         self.field = field
         self.rules = rules
+        self.also = tuple(also)
 
     def required_verifiers(self) -> list[Any]:
         from trustgate.verifiers.draft_check import DraftCheck
@@ -45,30 +53,32 @@ class Redact:
             return Stop("Redact: the gate read no text to redact")
         text = fixes[-1].detail["fix_text"]
         records: list[OverrideRecord] = []
-        for f in fixes:
-            if "sentence" in f.detail and "marker" not in f.detail:
-                records.append(
-                    OverrideRecord(
-                        kind="sentence_delete",
-                        target=target,
-                        before=f.detail["sentence"],
-                        after=f.detail.get("gap_question"),
-                        reason=f"{f.detail.get('rule', f.code)}: {f.message}",
-                        verifier=f.verifier,
+        for where in (target, *self.also):
+            for f in fixes:
+                if "sentence" in f.detail and "marker" not in f.detail:
+                    records.append(
+                        OverrideRecord(
+                            kind="sentence_delete",
+                            target=where,
+                            before=f.detail["sentence"],
+                            after=f.detail.get("gap_question"),
+                            reason=f"{f.detail.get('rule', f.code)}: {f.message}",
+                            verifier=f.verifier,
+                        )
                     )
-                )
-            else:
-                records.append(
-                    OverrideRecord(
-                        kind="citation_drop",
-                        target=target,
-                        before=f.detail.get("marker", f.subject),
-                        after=None,
-                        reason=f.code,
-                        verifier=f.verifier,
+                else:
+                    records.append(
+                        OverrideRecord(
+                            kind="citation_drop",
+                            target=where,
+                            before=f.detail.get("marker", f.subject),
+                            after=None,
+                            reason=f.code,
+                            verifier=f.verifier,
+                        )
                     )
-                )
-        return Release((ReplaceText(target, text),), tuple(fixes), "modified", tuple(records))
+        rewrites = tuple(ReplaceText(t, text) for t in (target, *self.also))
+        return Release(rewrites, tuple(fixes), "modified", tuple(records))
 
     def __repr__(self) -> str:
         return "Redact()"

@@ -250,6 +250,7 @@ def check_citations(
                                     "reason": "edition",
                                     "canonical": cid.key,
                                     "written": m.written,
+                                    "remove": [m.written],
                                     "edition": m.edition,
                                     "approved_editions": sorted(editions),
                                     "offset": m.start,
@@ -275,6 +276,7 @@ def check_citations(
             "reason": "wording",
             "canonical": cid.key,
             "written": m.written,
+            "remove": [m.written],
             "quoted": quote,
             "approved_text": texts[0] if len(texts) == 1 else texts,
             "offset": m.start,
@@ -314,6 +316,7 @@ def check_citations(
                     detail={
                         "canonical": canonical,
                         "written": sorted({m.written for m in matches}),
+                        "remove": sorted({m.written for m in matches}),
                         "occurrences": len(matches),
                         "offset": first.start,
                         "line": _line(draft, first.start),
