@@ -139,24 +139,52 @@ def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
     return input
 
 
+def _seal(value: Any) -> dict[str, Any]:
+    """A held value as a durable task returns it: encoded, so that what is waiting for
+    a person's decision is not shown as content by the streams that report task
+    results, nor readable as text in the checkpoint row that keeps it."""
+    import base64
+    import hashlib
+
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    kind, data = JsonPlusSerializer().dumps_typed(value)
+    return {
+        "trustgate": "held for review",
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "type": kind,
+        "sealed": base64.b64encode(data).decode("ascii"),
+    }
+
+
+def _unseal(sealed: Mapping[str, Any]) -> Any:
+    import base64
+
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    data = base64.b64decode(sealed["sealed"])
+    return JsonPlusSerializer().loads_typed((str(sealed["type"]), data))
+
+
 def _checked(req: Any) -> dict[str, Any]:
     """One verifier run, as a checkpointable value."""
     try:
         found = run_verifier(req)
     except VerifierFailure as exc:
-        return {"failure": [exc.verifier, exc.code, exc.error]}
-    return {"findings": [f.model_dump(mode="json") for f in found]}
+        return _seal({"failure": [exc.verifier, exc.code, exc.error]})
+    return _seal({"findings": [f.model_dump(mode="json") for f in found]})
 
 
 async def _achecked(req: Any) -> dict[str, Any]:
     try:
         found = await arun_verifier(req)
     except VerifierFailure as exc:
-        return {"failure": [exc.verifier, exc.code, exc.error]}
-    return {"findings": [f.model_dump(mode="json") for f in found]}
+        return _seal({"failure": [exc.verifier, exc.code, exc.error]})
+    return _seal({"findings": [f.model_dump(mode="json") for f in found]})
 
 
-def _unpack(value: Mapping[str, Any]) -> list[Finding]:
+def _unpack(sealed: Mapping[str, Any]) -> list[Finding]:
+    value = _unseal(sealed)
     if "failure" in value:
         verifier, code, error = value["failure"]
         raise VerifierFailure(str(verifier), str(code), str(error))
@@ -209,7 +237,8 @@ class GuardedNode:
         self.message_keys = message_keys
         self.root = root
         self.durable = durable
-        self._task: Any = _compat.durable(self._durable_call, f"{name}_output") if durable else None
+        call = self._adurable_call if _compat.has_native_async(inner) else self._durable_call
+        self._task: Any = _compat.durable(call, f"{name}_output") if durable else None
         # a gate that may pause for a person checks durably too: after the resume the
         # person's decision applies to the very findings they saw (a model verifier is
         # not asked again)
@@ -233,8 +262,6 @@ class GuardedNode:
     def _durable_call(self, input: Any) -> dict[str, Any]:
         """The inner call as a durable task (only for gates that may pause for review):
         its result is checkpointed, so a resumed run verifies what the person saw."""
-        from langchain_core.runnables.config import var_child_runnable_config
-
         config = var_child_runnable_config.get() or {}
         hold = StreamHold(dict(config))
         box = _HOLD.get()
@@ -242,18 +269,35 @@ class GuardedNode:
             box["hold"] = hold
         try:
             value = _in_config(hold.config, lambda: self.inner.invoke(input, hold.config))
-            return {"value": value, "raised": False, "custom": list(hold.custom)}
+            return _seal({"value": value, "raised": False, "custom": list(hold.custom)})
         except BaseException as exc:
             if _compat.is_parent_command(exc):
-                return {"value": exc.args[0], "raised": True, "custom": list(hold.custom)}
+                return _seal({"value": exc.args[0], "raised": True, "custom": list(hold.custom)})
             raise
+
+    async def _adurable_call(self, input: Any) -> dict[str, Any]:
+        config = var_child_runnable_config.get() or {}
+        hold = StreamHold(dict(config))
+        box = _HOLD.get()
+        if box is not None:
+            box["hold"] = hold
+        token = var_child_runnable_config.set(hold.config)  # type: ignore[arg-type]
+        try:
+            value = await self.inner.ainvoke(input, hold.config)
+            return _seal({"value": value, "raised": False, "custom": list(hold.custom)})
+        except BaseException as exc:
+            if _compat.is_parent_command(exc):
+                return _seal({"value": exc.args[0], "raised": True, "custom": list(hold.custom)})
+            raise
+        finally:
+            var_child_runnable_config.reset(token)
 
     def _call(self, input: Any, config: dict[str, Any]) -> tuple[Any, bool, StreamHold]:
         if self._task is not None:
             box: dict[str, Any] = {}
             token = _HOLD.set(box)
             try:
-                got = self._task(input).result()
+                got = _unseal(self._task(input).result())
             finally:
                 _HOLD.reset(token)
             hold = box.get("hold") or StreamHold({})
@@ -273,7 +317,7 @@ class GuardedNode:
             box: dict[str, Any] = {}
             token = _HOLD.set(box)
             try:
-                got = await self._task(input)
+                got = _unseal(await self._task(input))
             finally:
                 _HOLD.reset(token)
             hold = box.get("hold") or StreamHold({})

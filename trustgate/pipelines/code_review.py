@@ -172,6 +172,9 @@ def inspector_gate() -> TrustGate:
             "review.verdict", "REQUEST_CHANGES", note_field="review.summary", note=OVERRIDE_NOTE
         ),
         evidence=EvidenceSources(workspace=FromState("repo"), extra={"base": FromState("base")}),
+        # the verdict is the inspector's judgment: it stands while the manifest's evidence
+        # replays, and is overridden when it does not
+        passthrough=["review"],
     )
 
 
