@@ -54,3 +54,36 @@ def test_figures_rule_false_positives_are_measured(calibrate: ModuleType) -> Non
     fp, recall = calibrate.figures_scores()
     assert fp <= 0.05
     assert recall >= 0.6
+
+
+HELDOUT_SHA256 = "8c90eff5dbefa7483e0a3e4819130897a26a45d69417a3a3f638446aaff1bc4c"
+
+
+def test_heldout_set_is_frozen() -> None:
+    """The held-out set is never edited: a changed hash means figures quoted from it
+    are no longer comparable, and that tuning may have leaked into it."""
+    import hashlib
+
+    data = (ROOT / "tests" / "corpus" / "heldout_sentences.jsonl").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == HELDOUT_SHA256
+    rows = [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+    assert len(rows) >= 1000
+    real = [r for r in rows if r["origin"] == "real"]
+    assert len(real) * 2 >= len(rows)
+    assert len({r["org"] for r in real}) >= 10
+    assert all(r["source"] for r in rows)
+
+
+def test_heldout_and_tuning_sets_are_disjoint() -> None:
+    def texts(name: str) -> set[str]:
+        path = ROOT / "tests" / "corpus" / name
+        return {json.loads(x)["text"] for x in path.read_text("utf-8").splitlines() if x.strip()}
+
+    assert not texts("heldout_sentences.jsonl") & texts("draft_sentences.jsonl")
+
+
+def test_wilson_interval(calibrate: ModuleType) -> None:
+    lo, hi = calibrate.wilson(95, 100)
+    assert 0.88 < lo < 0.89 and 0.97 < hi < 0.98
+    assert calibrate.wilson(0, 0) == (0.0, 1.0)
+    assert calibrate.wilson(0, 50)[0] == 0.0
