@@ -173,17 +173,31 @@ _SOURCE_CONNECTIVES = frozenset(
         ("sprang", "from"),
         ("springs", "from"),
         ("turned", "out", "to", "be"),
+        ("was", "down", "to"),
+        ("is", "down", "to"),
+        ("were", "down", "to"),
     }
 )
 _OBJECT_FAULT_OK = frozenset(
     "produce generate create make send add ship push introduce turn keep put leave "
-    "route skip mark pull assign require consume drive propagate remove allow let enable".split()
+    "route skip mark pull assign require consume drive propagate remove allow let enable "
+    "increase raise bump publish charge widen redirect divert reset revert".split()
 )
 _EVIDENCE = frozenset(
     "investigation evidence data logs log graph graphs metrics signs analysis numbers "
     "everything findings trace traces dump timeline symptoms pattern indications "
     "telemetry results".split()
 )
+_BARE_VERBS = frozenset(
+    "miss wait fail fall stop crash hang time retry drop lose skip return serve send "
+    "write read restart run break block starve overwhelm spin loop reject accept go "
+    "give point route double exceed overflow stall".split()
+)
+_INCIDENT = frozenset(
+    "incident outage issue event disruption problem degradation this it interruption "
+    "downtime".split()
+)
+_IMPACT_VERBS = frozenset("affect impact disrupt".split())
 _NOBODY = frozenset("nobody nothing none no neither".split())
 _BY_NOT_AGENT = frozenset("default design hand mistake accident then now far".split())
 _HEDGE_SKIP_AFTER_MAY = frozenset("not".split())
@@ -319,18 +333,88 @@ def lexicon() -> Lexicon:
     return parse_lexicon(text)
 
 
+_COMMON = frozenset(
+    "our a an to it in not as there we from one the is was were are could may might must "
+    "would should this that at if for so with".split()
+)
+
+
 def trigger_words() -> frozenset[str]:
-    """Every word that can start a causal or hedge reading (for a document pre-scan)."""
+    """Every word or phrase that can start a causal or hedge reading (for the document
+    pre-scan). Phrases whose first word is a common one are kept whole."""
     lex = lexicon()
     out: set[str] = set(lex.verbs)
-    for kind in ("connective", "label", "hedge", "outcome"):
-        out.update(lex.phrases.get(kind, {}))
-    for kind in ("belief", "outcome"):
+    for kind in ("connective", "label", "hedge"):
+        for first, phrases in lex.phrases.get(kind, {}).items():
+            if first in _COMMON:
+                out.update(" ".join(p) for p in phrases if len(p) > 1)
+            else:
+                out.add(first)
+    for kind in ("belief", "outcome", "should"):
         out.update(w.split()[0] for w in lex.words.get(kind, ()))
-    out.update(_MODAL)
-    out.update({"should", "ought", "root", "cause", "causes", "reason", "why", "trigger"})
-    out.update({"=>", "->", "⇒"})
+    out.update({"should", "ought", "cause", "causes", "issue", "problem", "fault", "may"})
+    out.update({"could", "might", "must", "would", "since", "given", "thus"})
+    return frozenset(w for w in out if w and w not in ("as", "for", "so", "with"))
+
+
+@functools.cache
+def _trigger_tokens() -> frozenset[str]:
+    """Single tokens that matter to any rule (the only ones worth name-masking)."""
+    lex = lexicon()
+    out: set[str] = set(lex.verbs)
+    for kind in ("connective", "label", "hedge"):
+        for phrases in lex.phrases.get(kind, {}).values():
+            for p in phrases:
+                out.update(p)
+    for words in lex.words.values():
+        out.update(words)
+    out.update({"cause", "causes", "should", "may", "issue", "problem", "fault"})
     return frozenset(out)
+
+
+@functools.cache
+def _causal_tokens() -> frozenset[str]:
+    lex = lexicon()
+    return frozenset(
+        {"→", "=>", "->", "⇒", "cause", "causes", "issue", "problem", "fault"}
+        | set(lex.phrases["connective"])
+        | set(lex.words.get("outcome", ()))
+        | set(lex.verbs)
+    )
+
+
+@functools.cache
+def _hedge_tokens() -> frozenset[str]:
+    lex = lexicon()
+    return frozenset(
+        {"should", "may"} | set(lex.phrases["hedge"]) | set(lex.words.get("belief", ()))
+    )
+
+
+def _trie(words: Iterable[str]) -> str:
+    """One regex matching any of ``words`` (spaces match any whitespace), shaped as a
+    trie so the engine rejects a position after a character or two."""
+    root: dict[str, dict] = {}  # type: ignore[type-arg]
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:  # type: ignore[type-arg]
+        alts = [
+            (r"\s+" if ch == " " else re.escape(ch)) + emit(child)
+            for ch, child in sorted(node.items())
+            if ch
+        ]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        if "" in node:
+            return "(?:" + body + ")?"
+        return body
+
+    return emit(root)
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,11 +446,9 @@ def analyse_cached(text: str) -> Reading:
 
 @functools.cache
 def _document_scan() -> re.Pattern[str]:
-    words = sorted(w for w in trigger_words() if w.isalnum() or "'" in w)
-    words = [w for w in words if w not in ("as", "for", "so", "with", "without", "wo")]
-    alternation = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    words = [w for w in trigger_words() if w[:1].isalnum()]
     return re.compile(
-        r"\b(?:" + alternation + r")\b"
+        r"\b" + _trie(words) + r"\b"
         r"|[^\x00-\x7f]|=>|->|\b[bdw]/[cto]\b"
         r"|,\s*(?:so|for)\b"
         r"|(?:^|[.!?:]\s+|\n[ \t>#|*+-]*)(?:as|with|without|so)\b",
@@ -374,10 +456,18 @@ def _document_scan() -> re.Pattern[str]:
     )
 
 
+_last_document: list[tuple[str, list[int]]] = []
+
+
 def document_positions(document: str) -> list[int]:
     """Offsets in a whole draft (lower-cased, see ``rules.document_form``) where a
-    causal or hedge reading could start. A sentence holding none is never read."""
-    return [m.end() - 1 for m in _document_scan().finditer(document)]
+    causal or hedge reading could start. A sentence holding none is never read.
+    (Remembered for the last document: both rules ask for the same one.)"""
+    if _last_document and _last_document[0][0] is document:
+        return _last_document[0][1]
+    found = [m.end() - 1 for m in _document_scan().finditer(document)]
+    _last_document[:] = [(document, found)]
+    return found
 
 
 def analyse(text: str) -> Reading:
@@ -418,13 +508,19 @@ class _Analysis:
         """A capitalised trigger word inside a sentence is a name (Dr. Reason, the May
         release, Project Likely), unless the sentence is in title case."""
         cased, t = self.cased, self.t
-        words = [w for w in cased if len(w) > 3 and w.isalpha()]
-        if not words:
+        triggers = _trigger_tokens()
+        hits = [i for i in range(1, len(t)) if t[i] in triggers]
+        for i in hits:
+            if t[i - 1] in ("word", "words", "term", "phrase"):
+                t[i] = MASK  # a mention: "the word consequently"
+        hits = [i for i in hits if t[i] != MASK and not cased[i].islower()]
+        if not hits:
             return
+        words = [w for w in cased if len(w) > 3 and w.isalpha()]
         titled = sum(1 for w in words if w[0].isupper())
-        if titled * 10 >= len(words) * 6:
+        if words and titled * 10 >= len(words) * 6:
             return  # a heading in title case: capitals say nothing
-        for i in range(1, len(cased)):
+        for i in hits:
             w = cased[i]
             if t[i - 1] in ("word", "words", "term", "phrase") and w.isalpha():
                 t[i] = MASK  # a mention: "the word consequently"
@@ -451,8 +547,11 @@ class _Analysis:
                     break
                 if t[j] in ("is", "was", "remains", "remained", "are", "were"):
                     last = j
-            for k in range(0, last):
-                t[k] = MASK
+            after = t[last + 1] if 0 < last < n - 1 else ""
+            cleft = t[0] in ("what", "why") and after in _ARTICLES | {"that", "because"}
+            if not cleft:  # "What caused it was a loop" states; "Why ... is unknown" asks
+                for k in range(0, last):
+                    t[k] = MASK
         for i, w in enumerate(t):
             if w not in _WH or i == 0:
                 continue
@@ -525,6 +624,10 @@ class _Analysis:
             if w in _CLAUSE:
                 if w in ("which", "that", "who"):
                     out.append(w)
+                    k = j - 1  # the antecedent: "a bug that deleted ..."
+                    while k >= 0 and j - k <= 3 and t[k] not in _CLAUSE and t[k] not in _BE:
+                        out.append(t[k])
+                        k -= 1
                     break
                 if not any(x.isalpha() and x not in _AUX for x in out) and w in (
                     "and",
@@ -548,6 +651,8 @@ class _Analysis:
         if not head:
             return False
         if any(w in ("we", "i", "you", "he", "she", "they", "us") for w in head):
+            return True
+        if len(head) >= 3 and head[-3:] == ["on", "-", "call"]:
             return True
         subject = [head[-1]]
         return any(
@@ -618,7 +723,8 @@ class _Analysis:
                 after = t[k + len(p) + 1]
                 if after not in _NOT_STATED and after not in ("none", "n", "na", MASK):
                     return f"label {' '.join(p)!r}"
-        for i in range(n):
+        triggers = _causal_tokens()
+        for i in [k for k, x in enumerate(t) if x in triggers]:
             w = t[i]
             if w in ("→", "=>", "->", "⇒") and 0 < i < n - 1:
                 return f"arrow {w!r}"
@@ -704,7 +810,9 @@ class _Analysis:
                 return None
             if prev in _AUX:
                 return None  # "has since been updated"
-            if self._clause_has(i + 1, _AUX, 10):
+            if self._clause_has(i + 1, _AUX, 10) or any(
+                x.endswith("ed") and len(x) > 4 for x in self._clause(t[i + 1 : i + 10])
+            ):
                 return "connective 'since'"
             return None
         if w == "as" and len(p) == 1:
@@ -752,6 +860,12 @@ class _Analysis:
                 return "connective 'without'"
             return None
         if w == "leads" and prev in ("team", "tech", "sales"):
+            return None
+        if p == ("meant",) and (
+            nxt in ("to", "for", "as", "by", ",", ".", "")
+            or prev in ("what", "was", "is", "be", "been", "were", "term", "word", MASK)
+            or self._human(self._subject(i))
+        ):
             return None
         if p in _SOURCE_CONNECTIVES:
             subject = self._subject(i)
@@ -841,6 +955,13 @@ class _Analysis:
         if t[i] == "reason" and nxt in ("code", "codes", "field", "fields", "column", "phrase"):
             return None
         if prev not in _DETERMINERS and prev not in (
+            "underlying",
+            "root",
+            "real",
+            "core",
+            "actual",
+            "primary",
+            "principal",
             "net",
             "side",
             "main",
@@ -896,6 +1017,11 @@ class _Analysis:
                 )
             ):
                 return None
+            if t[i] == "trigger" and any(
+                x in ("alert", "alarm", "job", "rule", "page", "pipeline", "workflow", "build")
+                for x in t[i + 1 : j]
+            ):
+                return None  # an alert's condition, not an incident's cause
             return f"outcome {t[i]!r} stated"
         return None
 
@@ -920,6 +1046,10 @@ class _Analysis:
             return None  # an adjective: "the hidden column", "of affected accounts"
         if lemma == "break" and nxt == "down":
             return None  # "broke down latency by region" / "the link broke down"
+        if form == "s" and (nxt in _BE or nxt in _AUX):
+            return None  # a plural noun: "duplicate charges were refunded"
+        if form == "ed" and self.lex.verbs.get(prev, ("", "base"))[1] in ("s", "ed"):
+            return None  # an adjective after a verb: "deletes expired entries"
         if lemma == "stop" and nxt.endswith("ing"):
             return None  # "stopped accepting writes": ceased, no cause named
         if lemma == "cause" and form != "base":
@@ -971,11 +1101,19 @@ class _Analysis:
                         return None  # "delayed by up to 40 minutes", "resolved by 15:05"
                     if nxt.endswith("ing"):
                         return f"means {t[i]!r} by {nxt!r}"
+                    agent_head = _head(self._clause(agent))
+                    if lemma in _IMPACT_VERBS and agent_head and agent_head[-1] in _INCIDENT:
+                        return None  # impact: "customers were affected by the outage"
                     if self._human(list(reversed(self._clause(agent)))):
                         return None  # "triggered manually by the on-call engineer"
                     if any(w in _NOBODY for w in self._subject(i)):
                         return None
-                    if lemma in self.lex.neutral and not self._adverse_near(i, agent):
+                    faults = self.lex.words.get("adverse", frozenset()) | _FAULT_NOUNS
+                    if (
+                        lemma in self.lex.neutral
+                        and not self._adverse_near(i, self._subject(i))
+                        and not any(x in faults for x in self._clause(agent))
+                    ):
                         return None
                     return f"passive {t[i]!r} by"
                 if t[k] in ("when", "whenever", "once") and lemma in ("trigger", "cause"):
@@ -1020,7 +1158,17 @@ class _Analysis:
             return None
         if subject == [MASK] or all(w == MASK for w in subject):
             return None
+        head = _head(list(reversed(subject)))
+        if lemma in _IMPACT_VERBS and head and head[-1] in _INCIDENT:
+            return None  # impact, not cause: "the incident affected customers on all plans"
+        if self._periphrastic(i, lemma):
+            return f"causative {t[i]!r} + verb"
         if not self._has_object(i) and lemma not in ("cause",):
+            if nxt == "under" and any(
+                x in ("load", "pressure", "flood", "storm", "weight", "traffic", "strain")
+                for x in t[i + 2 : i + 6]
+            ):
+                return f"causative {t[i]!r} under load"
             return None
         if lemma == "explain" and (
             any(w in _DOC_SUBJECTS for w in subject) or nxt in _WH or nxt == MASK
@@ -1031,6 +1179,35 @@ class _Analysis:
         if lemma in self.lex.neutral and not self._adverse_near(i, subject):
             return None
         return f"causative {t[i]!r}"
+
+    def _periphrastic(self, i: int, lemma: str) -> bool:
+        """``made the service miss``, ``let one tenant starve the others``, ``led the
+        engineer to restart``, ``allowed attackers to access``, ``left the cluster
+        undersized``: a cause making something happen."""
+        t = self.t
+        window = self._clause(t[i + 1 : i + 7])
+        if not window or window[0] in _NOT_OBJECT:
+            return False
+        if lemma in ("make", "let", "have"):
+            return any(
+                k > 0 and (w in self.lex.verbs or w in _BARE_VERBS) for k, w in enumerate(window)
+            )
+        if lemma in ("allow", "enable", "force", "cause", "lead", "prompt"):
+            return any(
+                w == "to"
+                and k > 0
+                and k + 1 < len(window)
+                and window[k + 1] not in _DETERMINERS
+                and not window[k + 1].isdigit()
+                for k, w in enumerate(window)
+            )
+        if lemma == "leave":
+            adverse = self.lex.words.get("adverse", frozenset())
+            return any(
+                k > 0 and (w.endswith(("ing", "ed")) or w in adverse) and w not in _PREPOSITIONS
+                for k, w in enumerate(window)
+            )
+        return False
 
     def _clause(self, tokens: list[str]) -> list[str]:
         out = []
@@ -1066,15 +1243,24 @@ class _Analysis:
         for k, w in enumerate(head):
             if w in adverse and bad(head, k):
                 return True
+        if any(x in adverse and x.endswith("ly") for x in t[max(0, i - 2) : i]):
+            return True  # "accidentally deleted", "inadvertently removed"
         if head and head[-1] in _FAULT_NOUNS:
             return True
         lemma = self.lex.verbs[t[i]][0]
         if lemma not in _OBJECT_FAULT_OK:
             return False  # blocking a bad thing is the system working
-        for j in range(i + 1, min(len(t), i + 8)):
+        for j in range(i + 1, min(len(t), i + 12)):
             if t[j] in (",", ";", ".", "which", "that", "and", "but"):
                 break
             if bad(t, j):
+                return True
+            if (
+                lemma in ("increase", "raise", "add")
+                and t[j] == "by"
+                and j + 1 < len(t)
+                and (t[j + 1].isdigit() or t[j + 1] in _NUMBER_WORDS)
+            ):
                 return True
             if (
                 j == i + 1
@@ -1092,7 +1278,8 @@ class _Analysis:
         lex = self.lex
         beliefs = lex.words.get("belief", frozenset())
         should = lex.words.get("should", frozenset())
-        for i in range(n):
+        triggers = _hedge_tokens()
+        for i in [k for k, x in enumerate(t) if x in triggers]:
             w = t[i]
             if w in lex.phrases["hedge"]:
                 p = self._phrase_at("hedge", i)
@@ -1180,6 +1367,8 @@ class _Analysis:
                 "attributed",
             ):
                 return None  # ability: "could be restored"
+        if w == "our" and nxt not in ("is", "was", "that", ":", "remains"):
+            return None  # "if our understanding changes"
         if w in ("points", "point", "pointed", "hint", "hints", "hinted", "implies", "imply"):
             if not any(x in _EVIDENCE for x in _head(list(reversed(subject)))):
                 return None  # "the link points to the wiki": a pointer, not an inference
@@ -1233,6 +1422,10 @@ class _Analysis:
             return None
         if w in ("think", "thought", "thinks", "thinking") and nxt in ("of", "about"):
             return None
+        if w == "expected" and prev not in _BE:
+            subject = self._subject(i)
+            if not any(x in ("we", "i", "our") for x in subject):
+                return None  # a past expectation reported, not a guess
         if w in ("appear", "appears", "appeared") and (
             nxt in ("on", "in", "at", "before", "after", "under", "below", "above", "during")
             or nxt in ("when", "if", "for", "twice", "once", "here", "there", "next", ".", "")

@@ -145,12 +145,19 @@ class Sentence:
     """The same tokens with their case, for telling names from words."""
 
 
+# Anything that could start a span _NOT_PROSE masks; most sentences hold none.
+_SUSPECT = re.compile(r"[`/@#$%_=]|\w\.\w|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|\(\)")
+
+
 def read(text: str) -> Sentence:
     """Fold, mask and tokenise one sentence."""
     folded = fold(text)
-    folded = _QUOTED.sub(_mask, folded)
-    folded = _NOT_PROSE.sub(_mask, folded)
-    folded = _SLASH_SHORT.sub(lambda m: m.group().replace("/", ""), folded)
+    if '"' in folded or "'" in folded:
+        folded = _QUOTED.sub(_mask, folded)
+    if _SUSPECT.search(folded) is not None:
+        folded = _NOT_PROSE.sub(_mask, folded)
+        if "/" in folded:
+            folded = _SLASH_SHORT.sub(lambda m: m.group().replace("/", ""), folded)
     cased = _TOKEN.findall(folded)
     lowered = folded.lower()
     tokens = _TOKEN.findall(lowered) if len(lowered) == len(folded) else []
