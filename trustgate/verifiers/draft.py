@@ -433,7 +433,9 @@ def verify_draft(
         if anchor_unit is not None:
             anchor_text = _MARKER.sub("", anchor_unit.text).strip()
             anchor_ids = anchor_unit.cited
-        question = gap_question(anchor_text)
+        question = gap_question(
+            anchor_text, heading=anchor_unit is not None and anchor_unit.seg.kind == "heading"
+        )
         start, end, block = _gap_block(
             draft, first.seg.start, units[run[-1]].seg.end, first.seg.kind, question
         )
