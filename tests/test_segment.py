@@ -154,7 +154,10 @@ def test_marker_without_space_still_ends_the_sentence() -> None:
         "Latency rose at 14:02. [[1]]",
         "The pool was exhausted because of the deploy.",
     ]
-    assert spans("It paged.[[2]][[3]]Then it stopped.") == ["It paged.[[2]][[3]]", "Then it stopped."]
+    assert spans("It paged.[[2]][[3]]Then it stopped.") == [
+        "It paged.[[2]][[3]]",
+        "Then it stopped.",
+    ]
 
 
 def test_a_fence_commonmark_does_not_open_is_prose() -> None:
@@ -167,7 +170,10 @@ def test_a_fence_commonmark_does_not_open_is_prose() -> None:
 
 
 def test_fenced_and_indented_code_are_code_units() -> None:
-    text = "Intro line.\n\n```\nrm -rf /. Not a sentence.\n```\n\n    indented code. Also code.\n\nAfter."
+    text = (
+        "Intro line.\n\n```\nrm -rf /. Not a sentence.\n```\n\n"
+        "    indented code. Also code.\n\nAfter."
+    )
     units = [(text[s.start : s.end], s.kind) for s in segment(text)]
     assert units[0] == ("Intro line.", "sentence")
     assert [k for _, k in units].count("code") == 2

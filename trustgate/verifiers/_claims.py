@@ -61,98 +61,102 @@ _KINDS = (
     "schedule",
 )
 
+
+def _words(text: str) -> frozenset[str]:
+    """A set of words written as one space-separated string (easier to review)."""
+    return frozenset(text.split())
+
+
 # Function words the constructions need; grammar, not vocabulary.
-_AUX = frozenset(
+_AUX = _words(
     "is are was were be been being am has have had do does did will would can could "
     "shall should may might must isn't aren't wasn't weren't hasn't haven't hadn't "
-    "doesn't don't didn't won't wouldn't can't couldn't cannot".split()
+    "doesn't don't didn't won't wouldn't can't couldn't cannot"
 )
-_BE = frozenset("is are was were be been being am get gets got getting".split())
-_MODAL = frozenset("will would can could may might must should shall".split())
-_NEG = frozenset(
+_BE = _words("is are was were be been being am get gets got getting")
+_MODAL = _words("will would can could may might must should shall")
+_NEG = _words(
     "not never no n't without isn't aren't wasn't weren't hasn't haven't hadn't doesn't "
-    "don't didn't won't wouldn't can't couldn't cannot neither nor".split()
+    "don't didn't won't wouldn't can't couldn't cannot neither nor"
 )
-_CLAUSE = frozenset(
+_CLAUSE = _words(
     ", ; : ( ) — – and but or which that who whom whose while whereas because so then "
-    "when whenever after before until if unless though although once where".split()
+    "when whenever after before until if unless though although once where"
 )
-_NOT_OBJECT = frozenset(
+_NOT_OBJECT = _words(
     ". , ; : ? ! ( ) at on in into for during after before when while until and or but "
     "as to from with since because due by of than about within over under itself "
     "themselves twice once again between across throughout around behind beyond toward "
-    "towards against without despite like upon amid".split()
+    "towards against without despite like upon amid"
 )
-_PARTICLE = frozenset("down out off up back away".split())
-_ADVERB_ALSO = frozenset(
+_PARTICLE = _words("down out off up back away")
+_ADVERB_ALSO = _words(
     "also then just still even further thereby thus quickly eventually already "
     "ultimately directly accidentally inadvertently silently immediately effectively "
-    "briefly suddenly gradually repeatedly again".split()
+    "briefly suddenly gradually repeatedly again"
 )
-_DETERMINERS = frozenset(
+_DETERMINERS = _words(
     "the a an our its their this that these those every each all both no some any many "
-    "most several his her my your".split()
+    "most several his her my your"
 )
-_SUBJECT_START = _DETERMINERS | frozenset(
-    "we it they there he she i you one nothing nobody none everything".split()
+_SUBJECT_START = _DETERMINERS | _words(
+    "we it they there he she i you one nothing nobody none everything"
 )
-_WH = frozenset("why what how which who whom whose whether where when if".split())
-_TIME_WORDS = frozenset(
+_WH = _words("why what how which who whom whose whether where when if")
+_TIME_WORDS = _words(
     "then now yesterday today last early late monday tuesday wednesday thursday friday "
     "saturday sunday january february march april may june july august september "
     "october november december jan feb mar apr jun jul aug sep sept oct nov dec "
-    "midnight noon morning evening week month year day hour".split()
+    "midnight noon morning evening week month year day hour"
 )
-_AS_NOT_CAUSAL = frozenset(
+_AS_NOT_CAUSAL = _words(
     "of with part a an soon far well per such expected described mentioned noted shown "
     "seen always usual in for to long much many opposed follows before previously "
-    "requested promised planned scheduled agreed".split()
+    "requested promised planned scheduled agreed"
 )
-_ARTICLES = frozenset("the a an our its their his her my your".split())
-_REFLEXIVE = frozenset("itself themselves himself herself ourselves".split())
-_ONCE = frozenset("twice once again back more further repeatedly".split())
-_PREPOSITIONS = frozenset(
-    "of with for in on at by from to as about and or into onto than per".split()
-)
-_SEEING = frozenset(
+_ARTICLES = _words("the a an our its their his her my your")
+_REFLEXIVE = _words("itself themselves himself herself ourselves")
+_ONCE = _words("twice once again back more further repeatedly")
+_PREPOSITIONS = _words("of with for in on at by from to as about and or into onto than per")
+_SEEING = _words(
     "saw see sees seeing seen had has have having lists list shows show showed found "
     "find finds noticed observed reported report reports contains contain includes "
-    "include experienced experience encountered hit hits".split()
+    "include experienced experience encountered hit hits"
 )
-_QUANTITY_UNITS = frozenset(
+_QUANTITY_UNITS = _words(
     "ms milliseconds millisecond seconds second minutes minute hours hour latency load "
-    "overhead delay lag pressure percent % s".split()
+    "overhead delay lag pressure percent % s"
 )
-_NOT_STATED = frozenset(
+_NOT_STATED = _words(
     "still not under being unknown unclear tbd pending yet to currently see listed "
-    "tracked documented described covered discussed explained below above".split()
+    "tracked documented described covered discussed explained below above"
 )
-_STATED_PARTICIPLES = frozenset("identified determined found traced confirmed".split())
-_DOC_VERBS = frozenset(
+_STATED_PARTICIPLES = _words("identified determined found traced confirmed")
+_DOC_VERBS = _words(
     "describes covers explains lists asks contains includes is has was summarises "
     "summarizes outlines shows details documents records will presents provides gives "
-    "focuses follows uses below above sets walks looks collects tracks".split()
+    "focuses follows uses below above sets walks looks collects tracks"
 )
-_QUESTION_NOUNS = frozenset(
+_QUESTION_NOUNS = _words(
     "question questions unclear unknown sure wonder wondering wondered understand "
-    "understanding determine determined learn".split()
+    "understanding determine determined learn"
 )
-_DOC_SUBJECTS = frozenset(
+_DOC_SUBJECTS = _words(
     "page wiki guide runbook readme faq article post docs doc section document report "
-    "template appendix chapter slide slides postmortem mortem writeup review".split()
+    "template appendix chapter slide slides postmortem mortem writeup review"
 )
-_PLACES = frozenset("path road door corridor hallway stairs street way entrance steps".split())
-_NUMBER_WORDS = frozenset(
+_PLACES = _words("path road door corridor hallway stairs street way entrance steps")
+_NUMBER_WORDS = _words(
     "one two three four five six seven eight nine ten eleven twelve twenty thirty forty "
     "fifty hundred hundreds thousand thousands million millions several many half "
-    "extra".split()
+    "extra"
 )
-_FAULT_NOUNS = frozenset(
+_FAULT_NOUNS = _words(
     "failure failures fault faults attack leak issue issues problem problems exhaustion "
     "outage outages incident compromise overload bug bugs corruption saturation slowdown "
     "delay delays drop spike surge lag backlog storm regression errors error loss gap "
     "duplicates crash crashes culprit cause causes degradation disruption latency "
-    "timeouts failover evictions".split()
+    "timeouts failover evictions"
 )
 _SOURCE_CONNECTIVES = frozenset(
     {
@@ -178,32 +182,31 @@ _SOURCE_CONNECTIVES = frozenset(
         ("were", "down", "to"),
     }
 )
-_OBJECT_FAULT_OK = frozenset(
+_OBJECT_FAULT_OK = _words(
     "produce generate create make send add ship push introduce turn keep put leave "
     "route skip mark pull assign require consume drive propagate remove allow let enable "
-    "increase raise bump publish charge widen redirect divert reset revert".split()
+    "increase raise bump publish charge widen redirect divert reset revert"
 )
-_EVIDENCE = frozenset(
+_EVIDENCE = _words(
     "investigation evidence data logs log graph graphs metrics signs analysis numbers "
     "everything findings trace traces dump timeline symptoms pattern indications "
-    "telemetry results".split()
+    "telemetry results"
 )
-_BARE_VERBS = frozenset(
+_BARE_VERBS = _words(
     "miss wait fail fall stop crash hang time retry drop lose skip return serve send "
     "write read restart run break block starve overwhelm spin loop reject accept go "
-    "give point route double exceed overflow stall".split()
+    "give point route double exceed overflow stall"
 )
-_INCIDENT = frozenset(
-    "incident outage issue event disruption problem degradation this it interruption "
-    "downtime".split()
+_INCIDENT = _words(
+    "incident outage issue event disruption problem degradation this it interruption downtime"
 )
-_IMPACT_VERBS = frozenset("affect impact disrupt".split())
-_NOBODY = frozenset("nobody nothing none no neither".split())
-_BY_NOT_AGENT = frozenset("default design hand mistake accident then now far".split())
-_HEDGE_SKIP_AFTER_MAY = frozenset("not".split())
-_DEONTIC_VERBS = frozenset(
+_IMPACT_VERBS = _words("affect impact disrupt")
+_NOBODY = _words("nobody nothing none no neither")
+_BY_NOT_AGENT = _words("default design hand mistake accident then now far")
+_HEDGE_SKIP_AFTER_MAY = _words("not")
+_DEONTIC_VERBS = _words(
     "request ask contact use hand choose opt apply submit access share call continue "
-    "wish need exceed email reach join leave view download".split()
+    "wish need exceed email reach join leave view download"
 )
 
 
@@ -333,9 +336,9 @@ def lexicon() -> Lexicon:
     return parse_lexicon(text)
 
 
-_COMMON = frozenset(
+_COMMON = _words(
     "our a an to it in not as there we from one the is was were are could may might must "
-    "would should this that at if for so with".split()
+    "would should this that at if for so with"
 )
 
 
@@ -450,7 +453,7 @@ def _document_scan() -> re.Pattern[str]:
     return re.compile(
         r"\b" + _trie(words) + r"\b"
         r"|[^\x00-\x7f]|=>|->|\b[bdw]/[cto]\b"
-        r"|,\s*(?:so|for)\b"
+        r"|[,;]\s*(?:so|for|as)\b|\band\s+so\b"
         r"|(?:^|[.!?:]\s+|\n[ \t>#|*+-]*)(?:as|with|without|so)\b",
         re.MULTILINE,
     )
@@ -818,9 +821,9 @@ class _Analysis:
         if w == "as" and len(p) == 1:
             if nxt in _AS_NOT_CAUSAL or nxt not in _SUBJECT_START:
                 return None
-            if (i == 0 or prev in (",", ";")) and self._clause_has(i + 1, _AUX, 10):
-                if not self._progressive(i + 1, 10):
-                    return "connective 'as'"
+            opens = i == 0 or prev in (",", ";")
+            if opens and self._clause_has(i + 1, _AUX, 10) and not self._progressive(i + 1, 10):
+                return "connective 'as'"
             return None
         if w == "for" and len(p) == 1:
             if prev == "," and nxt in _SUBJECT_START and self._clause_has(i + 1, _AUX, 8):
@@ -875,9 +878,8 @@ class _Analysis:
             where = subject + self._clause(t[i + len(p) : i + len(p) + 8])
             if not any(x in faults for x in where):
                 return None
-        if p == ("given", "the"):
-            if i != 0 or "," not in t[2:12]:
-                return None
+        if p == ("given", "the") and (i != 0 or "," not in t[2:12]):
+            return None
         if p in (("was", "behind"), ("is", "behind")) and nxt not in _ARTICLES:
             return None
         return f"connective {' '.join(p)!r}"
@@ -896,11 +898,8 @@ class _Analysis:
         t = self.t
         prev = t[i - 1] if i > 0 else ""
         if prev in ("root", "main", "primary", "underlying", "proximate", "immediate", "the"):
-            if (
-                i > 1
-                and t[i - 2] in ("as", "is", "was", "were", "are")
-                or prev == "the"
-                and (i > 1 and t[i - 2] in ("as", "is", "was"))
+            if (i > 1 and t[i - 2] in ("as", "is", "was", "were", "are")) or (
+                prev == "the" and (i > 1 and t[i - 2] in ("as", "is", "was"))
             ):
                 return f"stated cause {' '.join(t[max(0, i - 2) : i + 1])!r}"
             j = i + 1
@@ -954,30 +953,34 @@ class _Analysis:
             return None  # a compound: "the reason field", "the trigger condition"
         if t[i] == "reason" and nxt in ("code", "codes", "field", "fields", "column", "phrase"):
             return None
-        if prev not in _DETERMINERS and prev not in (
-            "underlying",
-            "root",
-            "real",
-            "core",
-            "actual",
-            "primary",
-            "principal",
-            "net",
-            "side",
-            "main",
-            "overall",
-            "direct",
-            "immediate",
-            "knock",
-            "-",
-            "one",
-            "first",
-            "second",
-            "final",
-            "end",
+        if (
+            prev not in _DETERMINERS
+            and prev
+            not in (
+                "underlying",
+                "root",
+                "real",
+                "core",
+                "actual",
+                "primary",
+                "principal",
+                "net",
+                "side",
+                "main",
+                "overall",
+                "direct",
+                "immediate",
+                "knock",
+                "-",
+                "one",
+                "first",
+                "second",
+                "final",
+                "end",
+            )
+            and i != 0
         ):
-            if i != 0:
-                return None
+            return None
         j = i + 1
         if j < len(t) and (t[j] in ("of", "from", "for", "behind") or t[i] == "reason"):
             while (
@@ -1266,9 +1269,8 @@ class _Analysis:
                 j == i + 1
                 and lemma in ("add", "push", "send")
                 and (t[j].isdigit() or t[j] in _NUMBER_WORDS)
-            ):
-                if lemma == "send" or any(u in _QUANTITY_UNITS for u in t[j + 1 : j + 4]):
-                    return True
+            ) and (lemma == "send" or any(u in _QUANTITY_UNITS for u in t[j + 1 : j + 4])):
+                return True
         return False
 
     # ---- hedge -----------------------------------------------------------------------
@@ -1311,21 +1313,17 @@ class _Analysis:
         nxt = t[i + len(p)] if i + len(p) < n else ""
         prev = t[i - 1] if i > 0 else ""
         subject = self._subject(i)
-        if p == ("suggest",) or w in ("suggest", "suggests", "suggested"):
-            if self._human(subject):
-                return None
-        if w == "might":
-            if prev == "you" or nxt in ("seem", "need"):
-                return None
-        if p == ("may", "be"):
-            if prev == "you" or self._human(subject):
-                return None
-        if p == ("must", "have"):
-            if nxt not in ("been",) and not nxt.endswith("ed"):
-                return None
-        if p in (("could", "have"), ("may", "have"), ("would", "have")):
-            if not (nxt == "been" or nxt.endswith(("ed", "en", "ne", "wn", "ht"))):
-                return None
+        if w in ("suggest", "suggests", "suggested") and self._human(subject):
+            return None
+        if w == "might" and (prev == "you" or nxt in ("seem", "need")):
+            return None
+        if p == ("may", "be") and (prev == "you" or self._human(subject)):
+            return None
+        if p == ("must", "have") and nxt not in ("been",) and not nxt.endswith("ed"):
+            return None
+        perfect = nxt == "been" or nxt.endswith(("ed", "en", "ne", "wn", "ht"))
+        if p in (("could", "have"), ("may", "have"), ("would", "have")) and not perfect:
+            return None
         if w in ("uncertain", "unclear", "possible", "probable") and prev in _ARTICLES:
             return None  # attributive: "the uncertain state of the replica"
         if w == "possible":
@@ -1369,9 +1367,9 @@ class _Analysis:
                 return None  # ability: "could be restored"
         if w == "our" and nxt not in ("is", "was", "that", ":", "remains"):
             return None  # "if our understanding changes"
-        if w in ("points", "point", "pointed", "hint", "hints", "hinted", "implies", "imply"):
-            if not any(x in _EVIDENCE for x in _head(list(reversed(subject)))):
-                return None  # "the link points to the wiki": a pointer, not an inference
+        pointer = w in ("points", "point", "pointed", "hint", "hints", "hinted", "implies", "imply")
+        if pointer and not any(x in _EVIDENCE for x in _head(list(reversed(subject)))):
+            return None  # "the link points to the wiki": a pointer, not an inference
         if (
             p == ("a", "chance")
             and prev not in ("is", "there's", "was", "some", "small", "slight")
@@ -1429,8 +1427,7 @@ class _Analysis:
         if w in ("appear", "appears", "appeared") and (
             nxt in ("on", "in", "at", "before", "after", "under", "below", "above", "during")
             or nxt in ("when", "if", "for", "twice", "once", "here", "there", "next", ".", "")
-            or prev in _MODAL
-            and prev != "would"
+            or (prev in _MODAL and prev != "would")
         ):
             return None  # shows up somewhere: "the banner will appear on the page"
         if w in ("appear", "appears", "appeared"):
@@ -1443,7 +1440,7 @@ class _Analysis:
                 return None
         if w in ("seem", "seems", "seemed"):
             return f"belief {w!r}"
-        if prev in _BE and w.endswith("ed") or w == "thought" and prev in _BE:
+        if (prev in _BE and w.endswith("ed")) or (w == "thought" and prev in _BE):
             if nxt == "to":
                 return f"belief '{prev} {w} to'"
             return None

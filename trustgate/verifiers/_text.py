@@ -26,33 +26,16 @@ MASK = "zzmask"
 """The token a masked span becomes: a neutral noun no lexicon entry contains."""
 
 # Letters from other scripts that render like Latin ones (the Unicode confusables
-# list, restricted to the letters an attacker needs for English words).
+# list, restricted to the letters an attacker needs for English words), and quotes.
 _CONFUSABLE = str.maketrans(
-    {
-        # Cyrillic
-        "а": "a", "в": "b", "с": "c", "ԁ": "d", "е": "e", "ё": "e", "һ": "h", "і": "i",
-        "ї": "i", "ј": "j", "к": "k", "ӏ": "l", "м": "m", "н": "h", "о": "o", "р": "p",
-        "ԛ": "q", "ѕ": "s", "т": "t", "у": "y", "ѡ": "w", "х": "x", "ү": "y", "ɡ": "g",
-        "А": "A", "В": "B", "С": "C", "Е": "E", "Н": "H", "І": "I", "Ј": "J", "К": "K",
-        "М": "M", "О": "O", "Р": "P", "Ѕ": "S", "Т": "T", "Х": "X", "У": "Y", "Ү": "Y",
-        # Greek
-        "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
-        "τ": "t", "υ": "u", "χ": "x", "γ": "y", "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z",
-        "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T",
-        "Υ": "Y", "Χ": "X",
-        # Latin look-alikes and small capitals
-        "ı": "i", "ȷ": "j", "Ɩ": "l", "ʟ": "l", "ɑ": "a", "ꞵ": "b", "ᴄ": "c", "ᴅ": "d",
-        "ᴇ": "e", "ɢ": "g", "ʜ": "h", "ɪ": "i", "ᴊ": "j", "ᴋ": "k", "ᴍ": "m", "ɴ": "n",
-        "ᴏ": "o", "ᴘ": "p", "ʀ": "r", "ꜱ": "s", "ᴛ": "t", "ᴜ": "u", "ᴠ": "v", "ᴡ": "w",
-        "ʏ": "y", "ᴢ": "z",
-        # quotes and apostrophes made plain; emphasis marks are not words
-        "‘": "'", "’": "'", "‛": "'", "ʼ": "'", "“": '"', "”": '"', "„": '"', "‟": '"',
-        "«": '"', "»": '"', "*": " ", "_": "_",
-    }  # fmt: skip
+    "авсԁеёһіїјкӏмнорԛѕтуѡхүɡАВСЕНІЈКМОРЅТХУҮαβεικνορτυχγΑΒΕΖΗΙΚΜΝΟΡΤΥΧıȷƖʟɑꞵᴄᴅᴇɢʜɪᴊᴋᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ‘’‛ʼ“”„‟«»",
+    'abcdeehiijklmhopqstywxygABCEHIJKMOPSTXYYabeikvoptuxyABEZHIKMNOPTYXijllabcdeghijkmnoprstuvwyz\'\'\'\'""""""',
 )
 # Characters that render as nothing (or as a join) inside a word.
-_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
-                        "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")  # fmt: skip
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
+)
 
 
 def fold(text: str) -> str:
@@ -69,21 +52,67 @@ def fold(text: str) -> str:
     return text.translate(_CONFUSABLE)
 
 
-_LETTER = re.compile(r"[^\W\d_]")
-_LATIN = re.compile(r"[A-Za-z]")
+def _words(text: str) -> frozenset[str]:
+    """A set of words written as one space-separated string (easier to review)."""
+    return frozenset(text.split())
+
+
+# What a readable sentence is made of: letters, digits, whitespace and the
+# punctuation of prose, times and figures.
+_READABLE = str.maketrans(
+    "",
+    "",
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \t\r\n.,;:!?'\"()-/%",
+)
+# Function words: an English sentence of any length holds some; a sentence in another
+# Latin-script language holds its own instead.
+_ENGLISH = _words(
+    "the a an of to in on at for with by from and or but is are was were be been it this "
+    "that we our they their not no as has have had will would can could after before "
+    "during"
+)
+_FOREIGN = _words(
+    "der die das und ist wurde wurden durch eine einer einem dem den nicht mit von zu auf "
+    "le la les des une est du avec pour dans sur el los las por con para una del il di "
+    "che della nel het een niet voor och att som är ett"
+)
+_WORDS = re.compile(r"[^\W\d_]+")
 
 
 def unsupported(text: str) -> bool:
-    """True when the rules cannot read ``text``: mostly another script, or mostly
-    symbols. Such a sentence is neither a claim the rules cleared nor one they caught."""
-    folded = fold(text)
-    letters = len(_LETTER.findall(folded))
-    visible = len(folded) - folded.count(" ")
-    if visible < 12:
+    """True when the rules cannot read ``text``: another language (another script, or
+    a Latin-script language by its function words), or mostly symbols and noise. Such
+    a sentence is neither a claim the rules cleared nor one they caught; it is
+    reported (and, in strict mode, deleted as unverifiable)."""
+    if len(text) < 12:
         return False
-    if letters < 0.4 * visible:
-        return True  # mostly symbols, digits or binary noise
-    return len(_LATIN.findall(folded)) < 0.6 * letters
+    if text.isascii():
+        if len(text.translate(_READABLE)) * 2 > len(text):
+            return True  # mostly symbols
+        if " " not in text:
+            return False
+        words = text.lower().split()
+        foreign = sum(1 for w in words if w.strip(".,;:!?") in _FOREIGN)
+        if foreign < 2:
+            return False
+        english = sum(1 for w in words if w.strip(".,;:!?") in _ENGLISH)
+        return foreign > english
+    folded = fold(text)
+    letters = latin = other = 0
+    for ch in folded:
+        if ch.isalpha():
+            letters += 1
+            if ch.isascii():
+                latin += 1
+        elif not (ch.isspace() or ch.isdigit() or ch in ".,;:!?'\"()-/%—–…|*#>`_"):
+            other += 1
+    if other * 2 > len(folded):
+        return True  # mostly symbols, emoji or binary noise
+    if letters >= 8 and latin * 10 < letters * 6:
+        return True  # another script
+    words = [w.lower() for w in _WORDS.findall(folded)]
+    foreign = sum(1 for w in words if w in _FOREIGN)
+    return foreign >= 2 and foreign > sum(1 for w in words if w in _ENGLISH)
 
 
 # Spans that are not prose: inline code, URLs, e-mail addresses, paths, file names,

@@ -62,8 +62,11 @@ def _topic(heading: str) -> str:
     starts the heading lowered ("Contributing factors" -> "contributing factors")."""
     core = _HEADING_NUMBER.sub("", _clean(heading)).strip(" :—–-")
     words = core.split()
-    if words and words[0][:1].isupper() and words[0][1:].islower() and (
-        len(words) == 1 or not words[1][:1].isupper()
+    if (
+        words
+        and words[0][:1].isupper()
+        and words[0][1:].islower()
+        and (len(words) == 1 or not words[1][:1].isupper())
     ):
         core = words[0].lower() + core[len(words[0]) :]
     return core

@@ -728,9 +728,7 @@ class _ConstructionRule(SentenceRule):
         self.code = code
         self.reason = reason
         self._pattern = (
-            PatternRule(
-                name, lexicon, code=code, reason=reason, deletes_cited=self.deletes_cited
-            )
+            PatternRule(name, lexicon, code=code, reason=reason, deletes_cited=self.deletes_cited)
             if lexicon is not None
             else None
         )

@@ -60,7 +60,6 @@ class Segment:
     block: int
 
 
-
 # A run of non-blank lines: a paragraph, or a group of structural lines.
 _BLOCK = re.compile(r"[^\n]*\S[^\n]*(?:\n[^\n]*\S[^\n]*)*")
 # Any line in the block that is structure (heading, bullet, number, row, quote, rule).
