@@ -8,6 +8,7 @@ import pytest
 
 from trustgate import (
     DEFAULT_RULES,
+    CausalRule,
     ConfigurationError,
     DraftSentence,
     FiguresRule,
@@ -261,11 +262,22 @@ def test_figures_rule_accepts_quoted_derived_absent_and_uncited(sentence: str) -
     assert removed_rules(sentence, rules=(FiguresRule(),)) == []
 
 
-def test_shipped_lexicons_are_package_data() -> None:
+def test_shipped_lexicon_is_package_data() -> None:
     files = resources.files("trustgate.lexicons")
-    assert files.joinpath("causal.txt").is_file()
-    assert files.joinpath("hedge.txt").is_file()
-    assert Lexicon.from_package("causal").search("because of the deploy") is not None
+    assert files.joinpath("draft.txt").is_file()
+    # the regular-expression lexicons the shipped rules used to read are gone
+    for old in ("causal", "hedge"):
+        assert not files.joinpath(f"{old}.txt").is_file()
+        with pytest.raises(ConfigurationError):
+            Lexicon.from_package(old)
+
+
+def test_a_custom_lexicon_replaces_the_shipped_reading() -> None:
+    lexicon = Lexicon.parse("mine", "[match]\nwas fine\n")
+    rule = CausalRule(lexicon)
+    assert rule.lexicon is lexicon
+    verdict = verify_draft("The API was fine. The deploy broke it.", Record(), rules=(rule,))
+    assert [r.sentence for r in verdict.removed] == ["The API was fine."]
 
 
 def test_lexicon_format_and_errors() -> None:
@@ -329,25 +341,19 @@ def test_anchor_dispatch_never_changes_a_verdict() -> None:
 
     corpus = Path(__file__).parent / "corpus" / "draft_sentences.jsonl"
     texts = [json.loads(line)["text"] for line in corpus.read_text("utf-8").splitlines()]
-    for name in ("causal", "hedge"):
-        lexicon = Lexicon.from_package(name)
-        everything = re.compile("|".join(f.pattern for f in lexicon._match.fragments))
-        masks = lexicon._except.fragments if lexicon._except is not None else []
-        for text in texts:
-            for variant in (text, text.upper(), "x " + text, text.replace(" ", " \n  ")):
-                n = normalise(variant)
-                full = everything.search(n)
-                if full is not None and masks:
-                    masked = n
-                    for mask in masks:
-                        masked = mask.sub(lambda m: " " * len(m.group()), masked)
-                    full = everything.search(masked)
-                assert (full is not None) == (lexicon.search(n) is not None), (name, variant)
-                whole = verify_draft(variant, Record()).removed
-                per_sentence = verify_draft(
-                    variant, Record(), rules=[_NoScan(r) for r in DEFAULT_RULES]
-                ).removed
-                assert [r.rule for r in whole] == [r.rule for r in per_sentence], variant
+    # a custom pattern lexicon keeps its own anchor dispatch
+    lexicon = Lexicon.parse("t", "[match]\n(?:broke|breaks) the\ndue to\n[except]\ndue to be\n")
+    everything = re.compile("|".join(f.pattern for f in lexicon._match.fragments))
+    for text in texts[:400]:
+        n = normalise(text)
+        assert (everything.search(n) is not None) >= (lexicon.search(n) is not None)
+    for text in texts:
+        for variant in (text, text.upper(), "x " + text, text.replace(" ", " \n  ")):
+            whole = verify_draft(variant, Record()).removed
+            per_sentence = verify_draft(
+                variant, Record(), rules=[_NoScan(r) for r in DEFAULT_RULES]
+            ).removed
+            assert [r.rule for r in whole] == [r.rule for r in per_sentence], variant
     for joiner in (" ", "\n", "\n\n- ", " \u00a0", "  "):
         draft = joiner.join(texts)
         fast = verify_draft(draft, Record())

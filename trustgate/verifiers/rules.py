@@ -2,10 +2,11 @@
 
 Seed 002's lesson is "decide which class of sentence can hurt you": for a postmortem
 it is causal claims and speculation, for an audit summary compliance assertions, for
-a chronology datetimes. A :class:`SentenceRule` is one such class. The shipped rules
-read their vocabulary from lexicon files in ``trustgate/lexicons/`` so the lists can
-be read, reviewed and extended without touching code; a user adds a rule for their
-own domain with :class:`PatternRule` (a lexicon) or by subclassing
+a chronology datetimes. A :class:`SentenceRule` is one such class. The shipped
+causal and hedge rules read sentence *constructions* (:mod:`trustgate.verifiers._claims`)
+whose vocabulary lives in ``trustgate/lexicons/draft.txt``, where every entry carries
+an example it must catch and one it must leave alone; a user adds a rule for their
+own domain with :class:`PatternRule` (a regular-expression lexicon) or by subclassing
 :class:`SentenceRule` (anything deterministic).
 
 Every removal names the rule that made it, so a person restoring a sentence knows
@@ -526,7 +527,9 @@ def _blank(m: re.Match[str]) -> str:
 class Lexicon:
     """A compiled lexicon: patterns that flag a sentence, exceptions that clear spans.
 
-    The file format is documented at the top of ``trustgate/lexicons/causal.txt``.
+    Format (one fragment per line, matched against :func:`normalise`): ``#`` starts a
+    comment; ``@name = (?:a|b|c)`` defines a macro used as ``%name%``; lines after
+    ``[match]`` flag a sentence, lines after ``[except]`` clear the spans they match.
     Exceptions are blanked out before the patterns run, so an exception can only
     remove a reading ("due to be upgraded"), never add one.
     """
