@@ -77,6 +77,8 @@ _FOREIGN = _words(
     "che della nel het een niet voor och att som är ett"
 )
 _WORDS = re.compile(r"[^\W\d_]+")
+_COMMON_ENGLISH = (" the ", " a ", " to ", " of ", " and ", " is ", " was ", " in ", " for ")
+_FOREIGN_WORD = re.compile(r"\b(?:" + "|".join(sorted(_FOREIGN)) + r")\b")
 
 
 def unsupported(text: str) -> bool:
@@ -89,9 +91,10 @@ def unsupported(text: str) -> bool:
     if text.isascii():
         if len(text.translate(_READABLE)) * 2 > len(text):
             return True  # mostly symbols
-        if " " not in text:
-            return False
-        words = text.lower().split()
+        low = text.lower()
+        if any(w in low for w in _COMMON_ENGLISH) or _FOREIGN_WORD.search(low) is None:
+            return False  # English, as nearly every sentence is: no closer look
+        words = low.split()
         foreign = sum(1 for w in words if w.strip(".,;:!?") in _FOREIGN)
         if foreign < 2:
             return False

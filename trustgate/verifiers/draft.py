@@ -344,8 +344,10 @@ def _citations(
             unit.edits.append((base + start, base + m.end(), ""))
     if raw.count("[") == 2 * len(closed):
         return tuple(cited)  # every bracket belongs to a closed marker: nothing malformed
+    starts = [s for s, _ in closed]  # closed markers never overlap: one bisect each
     for o in _OPEN.finditer(raw):
-        if not any(s <= o.start() < e for s, e in closed):
+        k = bisect_right(starts, o.start()) - 1
+        if not (k >= 0 and o.start() < closed[k][1]):
             frag = raw[o.start() : o.start() + 24].split("\n", 1)[0]
             invalid.append(
                 InvalidCitation(
