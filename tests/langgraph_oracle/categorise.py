@@ -186,19 +186,27 @@ def cosmetic_kind(message: Sequence[str]) -> str | None:
 
 
 @functools.lru_cache(maxsize=256)
-def _module(path: str) -> tuple[str, ast.Module | None]:
+def parsed_module(path: str) -> tuple[list[str], ast.Module | None]:
     try:
         text = Path(path).read_text()
-        return text, ast.parse(text)
+        return text.splitlines(), ast.parse(text)
     except (OSError, SyntaxError):
-        return "", None
+        return [], None
+
+
+def node_source(lines: Sequence[str], node: ast.AST) -> str:
+    """The source lines of ``node`` (``ast.get_source_segment`` re-splits the whole
+    file on every call: minutes over LangGraph's 10,000-line test modules)."""
+    start = getattr(node, "lineno", 1)
+    end = getattr(node, "end_lineno", None) or start
+    return "\n".join(lines[start - 1 : end])
 
 
 def test_source(root: Path, nodeid: str) -> tuple[str, int]:
     """Source of the test function ``nodeid`` names (``file::[Class::]name[params]``)
     and the line it starts on (``("", 0)`` when it cannot be found)."""
     parts = nodeid.split("::")
-    text, tree = _module(str(root / parts[0]))
+    lines, tree = parsed_module(str(root / parts[0]))
     names = [re.sub(r"\[.*\]$", "", p) for p in parts[1:]]
     if tree is None or not names:
         return "", 0
@@ -218,7 +226,7 @@ def test_source(root: Path, nodeid: str) -> tuple[str, int]:
             return "", 0
         scope = getattr(node, "body", [])
     assert node is not None
-    return ast.get_source_segment(text, node) or "", node.lineno
+    return node_source(lines, node), node.lineno
 
 
 def _failing_line(record: dict[str, Any], nodeid: str) -> int | None:

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from .categorise import node_source, parsed_module
+
 _MODE = r"stream_mode\s*=\s*(?:\[[^\]]*|\(?[^)\n]*)['\"]{}['\"]"
 
 ASPECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -87,13 +89,11 @@ def aspects_by_function(root: Path) -> dict[str, set[str]]:
     """``tests/test_x.py::[Class::]name`` (no parameters) -> the aspects it touches."""
     found: dict[str, set[str]] = {}
     for path in sorted((root / "tests").glob("test_*.py")):
-        text = path.read_text()
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
+        lines, tree = parsed_module(str(path))
+        if tree is None:
             continue
         for name, node in _functions(tree):
-            source = ast.get_source_segment(text, node) or ""
+            source = node_source(lines, node)
             code = "\n".join(line.split("#", 1)[0] for line in source.splitlines())
             found[f"tests/{path.name}::{name}"] = {a for a, p in ASPECTS if p.search(code)}
     return found
