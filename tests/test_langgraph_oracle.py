@@ -211,10 +211,17 @@ def test_a_changed_value_is_a_real_divergence_named_by_what_the_test_did(tmp_pat
             {},
             ("real", "drains"),
         ),
+        (
+            "AssertionError: assert [(0.0, 'x'), (0.2, {'trustgate': Report(id='1')})] == "
+            "[(0.0, 'x')]",
+            [],
+            {},
+            ("cosmetic", "report chunk in the custom stream"),
+        ),
     ],
-    ids=["root-channel", "parent", "thread-id", "enum", "build", "drain"],
+    ids=["root-channel", "parent", "thread-id", "enum", "build", "drain", "custom-report"],
 )
-def test_refusals_and_crashes_are_told_apart(
+def test_the_first_line_tells_refusals_crashes_and_extras_apart(
     tmp_path: Path, first: str, message: list[str], guard: dict[str, Any], expected: tuple[str, str]
 ) -> None:
     record = _record(first, message, guard=guard)

@@ -166,6 +166,7 @@ def _section_kind(lines: list[tuple[str, str]], snapshot: bool) -> str | None:
 
 
 _KIND_ORDER = ("drawings", "visible gate nodes", "extra steps/checkpoints", "trust_reports key")
+# Also cosmetic, decided from the first line: "report chunk in the custom stream".
 
 
 def cosmetic_kind(message: Sequence[str]) -> str | None:
@@ -287,7 +288,8 @@ _BY_MESSAGE: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"^AssertionError: assert (None|\{'\w+': None\}) == \{"),
     ),
 )
-_COUNT = re.compile(r"^AssertionError: assert (\d+) == (\d+)$")
+_COUNT = re.compile(r"^AssertionError: assert (?:\(True and )?(\d+) == (\d+)\)?$")
+_CUSTOM_REPORT = re.compile(r"\{'trustgate': Report\(")
 
 
 def _real_subcategory(text: str, source: str, start: int, failing: int | None, nodeid: str) -> str:
@@ -367,6 +369,8 @@ def categorise(record: dict[str, Any], root: Path, nodeid: str) -> tuple[str, st
     kind = cosmetic_kind(message)
     if kind is not None:
         return COSMETIC, kind
+    if _CUSTOM_REPORT.search(first):
+        return COSMETIC, "report chunk in the custom stream"
     count = _COUNT.match(first)
     if count and int(count[1]) > int(count[2]):
         return COSMETIC, "extra steps/checkpoints"  # more chunks/checkpoints than expected
