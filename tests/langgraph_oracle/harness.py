@@ -546,6 +546,7 @@ def oracle(
     confirm: bool = True,
     allowlist: dict[str, str] | None = None,
     quiet: bool = False,
+    mode: str = "guarded",
 ) -> tuple[Outcome, Path]:
     version = installed_version()
     src = fetch(version, quiet=quiet)
@@ -553,9 +554,7 @@ def oracle(
     baseline = read_baseline(version) if baseline_mode in ("auto", "pinned") else None
     if baseline is None and baseline_mode == "pinned":
         raise OracleError(f"no pinned baseline for langgraph {version} at {baseline_file(version)}")
-    guarded = run_suite(
-        src, "guarded", workers=workers, timeout=timeout, select=select, quiet=quiet
-    )
+    guarded = run_suite(src, mode, workers=workers, timeout=timeout, select=select, quiet=quiet)
     runs.append(guarded)
     unguarded: Run | None = None
     if baseline is not None and not select and len(guarded.tests) != baseline.collected:
@@ -591,7 +590,7 @@ def oracle(
         )
         guarded_again = run_suite(
             src,
-            "guarded",
+            mode,
             workers=few,
             timeout=timeout,
             select=candidates,
@@ -654,6 +653,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT, help="seconds per test")
     parser.add_argument("--no-confirm", action="store_true", help="do not rerun divergences")
     parser.add_argument(
+        "--control",
+        action="store_true",
+        help="patch compile but guard nothing: the harness's own false divergences (flakes)",
+    )
+    parser.add_argument(
         "select",
         nargs="*",
         help="LangGraph test files or ids (tests/test_pregel.py...); default all",
@@ -673,6 +677,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             select=args.select,
             confirm=not args.no_confirm,
             allowlist=read_allowlist(),
+            mode="control" if args.control else "guarded",
         )
     except OracleError as exc:
         print(f"oracle: {exc}", file=sys.stderr)

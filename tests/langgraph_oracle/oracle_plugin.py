@@ -6,9 +6,9 @@ It does three things, steered by environment variables the harness sets:
   store and cache fixtures over SQLite/PostgreSQL/Redis; those items are deselected;
 * with ``TRUSTGATE_ORACLE_MODE=guarded``, patches ``StateGraph.compile`` so every
   compiled ``StateGraph`` is returned guarded by an always-pass gate on every node
-  (``oracle_gates.always_pass_gate``);
-* writes one JSON record per test (outcome, first line of the failure, the failure's
-  ``E`` lines and traceback locations, what was guarded) to
+  (``oracle_gates.always_pass_gate``); ``control`` patches it to guard nothing;
+* writes one JSON record per test (outcome, first line of the failure, the exception
+  message with pytest's full assertion diff, the frames, what was guarded) to
   ``TRUSTGATE_ORACLE_RESULTS``, for the harness to compare and categorise.
 
 It runs in every xdist worker (the patch) and in the controller (the record).
@@ -62,7 +62,10 @@ def _stat(key: str, value: Any) -> None:
             entry[key] += 1
 
 
-def _install_guarding_compile() -> None:
+def _install_guarding_compile(*, control: bool = False) -> None:
+    """Patch ``StateGraph.compile``; with ``control`` the patch guards nothing (the
+    harness's control run: what the patch and a second import of trustgate cost
+    in divergences, which must be none)."""
     from langgraph.graph import StateGraph
     from langgraph.graph.state import CompiledStateGraph
     from oracle_gates import already_guarded, gates_for
@@ -76,7 +79,9 @@ def _install_guarding_compile() -> None:
         compiled = original(self, *args, **kwargs)
         if _inside_guard.get() or not isinstance(compiled, CompiledStateGraph):
             return compiled
-        gates = {} if already_guarded(compiled) else gates_for(list(compiled.builder.nodes))
+        gates = (
+            {} if control or already_guarded(compiled) else gates_for(list(compiled.builder.nodes))
+        )
         if not gates:
             _stat("skipped", None)
             return compiled
@@ -95,8 +100,9 @@ def _install_guarding_compile() -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if os.environ.get(MODE_ENV) == "guarded":
-        _install_guarding_compile()
+    mode = os.environ.get(MODE_ENV)
+    if mode in ("guarded", "control"):
+        _install_guarding_compile(control=mode == "control")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
