@@ -8,13 +8,13 @@ STAMP  := $(VENV)/.trustgate-installed
 PHOENIX_VENV  ?= .phoenix-venv
 PHOENIX_STAMP := $(PHOENIX_VENV)/.trustgate-phoenix-installed
 
-.PHONY: demo test lint typecheck unit bench clean phoenix-venv
+.PHONY: demo test lint typecheck unit bench clean phoenix-venv oracle
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "trustgate needs Python >= 3.11"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp,agents]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp,agents,oracle]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -39,8 +39,13 @@ $(PHOENIX_STAMP): scripts/phoenix-venv.sh
 
 phoenix-venv: $(PHOENIX_STAMP)
 
+# LangGraph's own tests with always-pass gates on every node: the categorised report of
+# every divergence (tests/langgraph_oracle; ORACLE_ARGS="tests/test_pregel.py" to narrow).
+oracle: $(STAMP)
+	cd tests && ../$(BIN)/python -m langgraph_oracle $(ORACLE_ARGS)
+
 bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .trustgate
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .trustgate .langgraph-oracle
