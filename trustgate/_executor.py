@@ -68,9 +68,12 @@ class _Worker(threading.Thread):
                 result = job.ctx.run(job.fn)
             except BaseException as exc:
                 job.future.set_exception(exc)
+                del exc
             else:
                 job.future.set_result(result)
+                del result
             job.worker = None
+            del job  # the job's context holds the run's config: let the run go
         self.pool.retired(self)
 
 

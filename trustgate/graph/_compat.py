@@ -308,6 +308,17 @@ def runnable_callable(
     return RunnableCallable(func, afunc, name=name, trace=False)
 
 
+def in_executor(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The async side LangGraph gives a sync node: the function run in the event
+    loop's executor (so a sync node never blocks the loop, and timeouts treat it as
+    sync, exactly as for the node it wraps)."""
+    from functools import partial, wraps
+
+    from langchain_core.runnables.config import run_in_executor
+
+    return wraps(func)(partial(run_in_executor, None, func))
+
+
 def has_native_async(runnable: Any) -> bool:
     from langgraph.pregel._utils import _runnable_has_native_async
 
@@ -399,6 +410,15 @@ def _never_on(policies: Any, never: tuple[type[BaseException], ...]) -> Any:
 
         out.append(p._replace(retry_on=retry))
     return out
+
+
+def keep_mappers(fresh: Any, copied: Any) -> Any:
+    """``Pregel.copy`` rebuilds through ``__init__`` and drops the typed-stream mappers
+    ``compile()`` set; put them back."""
+    for attr in ("_output_mapper", "_state_mapper"):
+        if hasattr(fresh, attr):
+            setattr(copied, attr, getattr(fresh, attr))
+    return copied
 
 
 def settle_policies(compiled: Any, guarded: Sequence[str], never: tuple[type[BaseException], ...]) -> None:

@@ -144,13 +144,13 @@ def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]
     _compat.check()
     _compat.check_builder(builder)
     new = _compat.copy_builder(builder, GuardedStateGraph)
-    if REPORTS_KEY not in new.channels:
+    root = _compat.is_root_graph(builder)
+    if REPORTS_KEY not in new.channels and not root:
         _compat.add_channels(
             new, TypedDict("TrustgateReports", {REPORTS_KEY: TrustReports}, total=False)  # type: ignore[operator]
         )
     keys = [k for k in new.channels if k != REPORTS_KEY]
     message_keys = _compat.message_keys(new)
-    root = _compat.is_root_graph(builder)
     for name, value in gates.items():
         chain = _gates(name, value)
         if name not in new.nodes:
@@ -187,7 +187,7 @@ def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]
 
 
 def _recompile(original: Any, builder: GuardedStateGraph) -> Any:
-    compiled = StateGraph.compile(
+    fresh = StateGraph.compile(
         builder,
         checkpointer=original.checkpointer,
         store=original.store,
@@ -197,7 +197,7 @@ def _recompile(original: Any, builder: GuardedStateGraph) -> Any:
         debug=original.debug,
         name=original.name,
     )
-    compiled = compiled.copy(
+    compiled = fresh.copy(
         {
             "config": original.config,
             "step_timeout": original.step_timeout,
@@ -205,4 +205,4 @@ def _recompile(original: Any, builder: GuardedStateGraph) -> Any:
             "cache_policy": original.cache_policy,
         }
     )
-    return _settle(compiled)
+    return _settle(_compat.keep_mappers(fresh, compiled))

@@ -309,7 +309,7 @@ class GuardedNode:
         except BaseException as exc:
             if _compat.is_parent_command(exc):
                 return exc.args[0], True, hold
-            hold.drop()
+            hold.close()
             raise
 
     async def _acall(self, input: Any, config: dict[str, Any]) -> tuple[Any, bool, StreamHold]:
@@ -330,7 +330,7 @@ class GuardedNode:
         except BaseException as exc:
             if _compat.is_parent_command(exc):
                 return exc.args[0], True, hold
-            hold.drop()
+            hold.close()
             raise
         finally:
             var_child_runnable_config.reset(token)
@@ -367,26 +367,38 @@ class GuardedNode:
     ) -> Any:
         last = chain.last
         if last.route == "release":
-            _compat.send(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
+            self._record(config, reports)
         runtime = _compat.runtime(config)
         writer = getattr(runtime, "stream_writer", None)
         if last.route != "release" or last.output is None:
-            hold.drop()
+            hold.close()
             if writer is not None:
                 for r in reports:
                     writer({"trustgate": r})
             raise HaltedInGraph(last.report)
         released = last.output
         hold.release(everything=not released.rewritten and not carry)
+        hold.close()
         if writer is not None:
             for r in reports:
-                writer({"trustgate": r})
+                if r.decision != "pass":
+                    writer({"trustgate": r})
         value = released.rebuild()
         if carry:
             value = _prepend(carry, key, value)
         if raised:
             raise _compat.parent_command(value)
         return value
+
+    def _record(self, config: dict[str, Any], reports: list[Report]) -> None:
+        """A released crossing's reports: the task's own write to ``trust_reports``,
+        or, in a graph whose state is one root value (no room for a channel), kept
+        beside the task in the checkpointer like a halted crossing's."""
+        writes = [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
+        if self.root:
+            _compat.keep_aside(config, writes)
+        else:
+            _compat.send(config, writes)
 
     def run(self, input: Any, config: dict[str, Any]) -> Any:
         reports: list[Report] = []
@@ -406,7 +418,7 @@ class GuardedNode:
                 if chain.last.route != "release":
                     _compat.keep_aside(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
                 return self._finish(config, chain, reports, hold, carry, key, raised)
-            hold.drop()
+            hold.close()
             if decision.carry:
                 key = decision.messages_key
             carry.extend(decision.carry)
@@ -433,7 +445,7 @@ class GuardedNode:
                         config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
                     )
                 return self._finish(config, chain, reports, hold, carry, key, raised)
-            hold.drop()
+            hold.close()
             if decision.carry:
                 key = decision.messages_key
             carry.extend(decision.carry)
@@ -460,7 +472,9 @@ def runnable(node: GuardedNode) -> Any:
         assert inner is guarded.inner
         return await guarded.arun(input, cast(dict[str, Any], config))
 
-    afunc = arun if _compat.has_native_async(inner) else None
-    r = _compat.runnable_callable(run, afunc, node.name)
+    if _compat.has_native_async(inner):
+        r = _compat.runnable_callable(run, arun, node.name)
+    else:
+        r = _compat.runnable_callable(run, _compat.in_executor(run), node.name)
     r.trustgate_node = node  # what guarded_nodes() and audit() look for
     return r

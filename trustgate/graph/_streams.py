@@ -160,6 +160,13 @@ class StreamHold:
         self.events.clear()
         self.custom.clear()
 
+    def close(self) -> None:
+        """Break the references back to the run (its config, its sinks) so that the
+        run's loop is freed by reference counting when it ends, cycles or not."""
+        self.drop()
+        self._copies.clear()
+        self.config = {}
+
     def release(self, *, everything: bool) -> None:
         """Replay what is held: everything (the gate passed the output unchanged), or
         only the stream-writer payloads (the gate rewrote something; the rewritten
