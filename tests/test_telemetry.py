@@ -869,6 +869,10 @@ def test_pipeline_run_is_the_root_of_its_crossings(otel_sdk: Otel) -> None:
     assert attrs_of(run)[OI.SESSION_ID] == "t-9"
     assert attrs_of(run)["trustgate.run.outcome"] == "halted"
     assert run.status.status_code == StatusCode.UNSET  # a halt is an outcome
+    # what the run's gates did is the first thing its trace view shows
+    assert attrs_of(run)[OI.OUTPUT_VALUE] == (
+        f"halted: 2 crossing(s), 2 acted on\ninspector — {SUMMARY}\ninspector — {SUMMARY}"
+    )
     for gate in otel_sdk.named("trustgate.gate"):
         assert gate.parent is not None and gate.parent.span_id == run.context.span_id
 

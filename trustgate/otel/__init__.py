@@ -46,14 +46,8 @@ from trustgate.otel._content import (
 )
 from trustgate.otel._parent import SpanLink, parent_context, span_link
 from trustgate.otel.metrics import DURATION_BUCKETS
-from trustgate.otel.spans import (
-    CrossingSpan,
-    PipelineRun,
-    VerifierSpan,
-    crossing,
-    pipeline_run,
-    summarise,
-)
+from trustgate.otel.runs import PipelineRun, pipeline_run
+from trustgate.otel.spans import CrossingSpan, VerifierSpan, crossing, summarise
 
 if TYPE_CHECKING:
     from trustgate.otel.sdk import OtlpExtraMissing, Telemetry, configure

@@ -158,6 +158,7 @@ class RunAttributes:
 
     PIPELINE: Final = "trustgate.run.pipeline"  # str
     OUTCOME: Final = "trustgate.run.outcome"  # str: completed|halted|error
+    CROSSING_COUNT: Final = "trustgate.run.crossing_count"  # int
 
 
 class MetricNames:

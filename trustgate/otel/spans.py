@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import time
-import traceback
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from contextvars import Token
@@ -40,13 +39,21 @@ from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 
 from trustgate.otel import _parent
 from trustgate.otel._content import OVERRIDE_SPANS_ENV, ContentPolicy, content_policy, env_flag
+from trustgate.otel._util import (
+    NOOP_TRACER,
+    exception_attrs,
+    halt_report,
+    is_bubble_up,
+    tracer_for,
+    type_name,
+)
 from trustgate.otel.metrics import Instruments, instruments
+from trustgate.otel.runs import current_run
 from trustgate.otel.semconv import CrossingAttributes as C
 from trustgate.otel.semconv import EvaluationAttributes as E
 from trustgate.otel.semconv import EventNames, SpanNames
 from trustgate.otel.semconv import OpenInferenceAttributes as OI
 from trustgate.otel.semconv import OverrideAttributes as O
-from trustgate.otel.semconv import RunAttributes as R
 from trustgate.otel.semconv import SpanKindValues as K
 from trustgate.otel.semconv import VerifierAttributes as V
 
@@ -56,79 +63,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CrossingSpan",
-    "PipelineRun",
     "VerifierSpan",
     "crossing",
-    "pipeline_run",
     "summarise",
 ]
 
 Outcome = Literal["pass", "fail", "error"]
 
-_SCOPE = "trustgate"
 _DEFAULT_MAX_EVENTS = 128
 _MAX_SUMMARY_PARTS = 5
 _MAX_CODES = 5
 _MAX_DESCRIPTION = 1024
-_NOOP_TRACER = otel_trace.NoOpTracer()
-
-
-def _version() -> str:
-    from trustgate import __version__
-
-    return __version__
-
-
-def tracer_for(provider: otel_trace.TracerProvider | None) -> otel_trace.Tracer:
-    """The tracer of ``provider`` (``None``: the global one), or a no-op without an SDK.
-
-    Looked up per crossing, never cached at import, so a provider installed later is
-    honoured; the SDK caches tracers itself.
-    """
-    if provider is None:
-        provider = otel_trace.get_tracer_provider()
-        if isinstance(provider, otel_trace.ProxyTracerProvider):
-            return _NOOP_TRACER  # no SDK configured
-    if isinstance(provider, otel_trace.NoOpTracerProvider):
-        return _NOOP_TRACER
-    return provider.get_tracer(_SCOPE, _version())
-
-
-def _is_bubble_up(exc: BaseException) -> bool:
-    """A LangGraph interrupt or command bubbling up: the crossing is not over."""
-    try:
-        from langgraph.errors import GraphBubbleUp
-    except ImportError:  # pragma: no cover - langgraph is a dependency
-        return False
-    return isinstance(exc, GraphBubbleUp)
-
-
-def _halt_report(exc: BaseException) -> Report | None:
-    from trustgate.errors import GateHalted
-
-    return exc.report if isinstance(exc, GateHalted) else None
-
-
-def _type_name(exc: BaseException) -> str:
-    cls = type(exc)
-    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
-
-
-def _exception_attrs(exc: BaseException, content: ContentPolicy) -> dict[str, Any]:
-    """An ``exception`` event: the message and the rendered traceback (which ends with
-    the message) only when capture is on; frames and type always."""
-    if content.capture:
-        message = content.text(str(exc))[0]
-        stack = "".join(traceback.format_exception(exc))
-    else:
-        message = f"{type(exc).__name__} (message not captured)"
-        stack = "".join(traceback.format_tb(exc.__traceback__)) + _type_name(exc)
-    return {
-        "exception.type": _type_name(exc),
-        "exception.message": message,
-        "exception.stacktrace": stack,
-        "exception.escaped": False,
-    }
 
 
 # --- verifiers and policies -----------------------------------------------------------
@@ -255,18 +200,18 @@ class _VerifierScope(AbstractContextManager[VerifierSpan]):
     ) -> None:
         vs = self._vs
         vs.ended_ns = time.time_ns()
-        if exc is not None and not _is_bubble_up(exc):
+        if exc is not None and not is_bubble_up(exc):
             vs.outcome = "error"
             vs.error_type = type(exc).__name__
             if vs.span.is_recording():
                 content = self._crossing.content
-                vs.span.add_event(EventNames.EXCEPTION, _exception_attrs(exc, content))
+                vs.span.add_event(EventNames.EXCEPTION, exception_attrs(exc, content))
                 vs.span.set_status(Status(StatusCode.ERROR, f"error: {vs.error_type}"))
                 explanation = vs.explanation()
                 vs.span.set_attributes(
                     {
                         V.OUTCOME: "error",
-                        OI.ERROR_TYPE: _type_name(exc),
+                        OI.ERROR_TYPE: type_name(exc),
                         E.OI_NAME: vs.name,
                         E.OI_LABEL: "fail",
                         E.OI_SCORE: 0.0,
@@ -315,12 +260,10 @@ class _PolicyScope(AbstractContextManager[Span]):
             return
         otel_context.detach(self._token)
         self._token = None
-        if exc is not None and not _is_bubble_up(exc) and _halt_report(exc) is None:
-            self._span.add_event(
-                EventNames.EXCEPTION, _exception_attrs(exc, self._crossing.content)
-            )
+        if exc is not None and not is_bubble_up(exc) and halt_report(exc) is None:
+            self._span.add_event(EventNames.EXCEPTION, exception_attrs(exc, self._crossing.content))
             self._span.set_status(Status(StatusCode.ERROR, f"error: {type(exc).__name__}"))
-            self._span.set_attribute(OI.ERROR_TYPE, _type_name(exc))
+            self._span.set_attribute(OI.ERROR_TYPE, type_name(exc))
         self._crossing.pending.append((self._span, time.time_ns()))
 
 
@@ -380,7 +323,10 @@ class CrossingSpan:
             return
         names = _Names(self.identity)
         if not self.noop and self.span.is_recording():
-            _annotate(self, report, names, exception)
+            summary = _annotate(self, report, names, exception)
+            run = current_run.get()
+            if run is not None:
+                run.crossings.append((self.gate, summary, report.decision))
             self._end_pending()
             if self.override_spans and report.overrides:
                 _override_spans(self, report, names)
@@ -464,7 +410,7 @@ def summarise(
 
 def _annotate(
     c: CrossingSpan, report: Report, names: _Names, exception: BaseException | None
-) -> None:
+) -> str:
     span, content = c.span, c.content
     failures = [(names(f.verifier), f.code) for f in report.findings if f.blocking]
     failure_codes = _distinct(f"{v}/{code}" for v, code in failures)
@@ -506,11 +452,11 @@ def _annotate(
         ],
         OI.METADATA: json.dumps(
             {
-                "trustgate.gate": c.gate,
-                "trustgate.node": c.node,
+                "gate": c.gate,
+                "node": c.node,
                 "decision": decision,
                 "released": report.released,
-                "overrides": len(report.overrides),
+                "override_count": len(report.overrides),
                 "override_kinds": kinds,
                 "failed_verifiers": failed_verifiers,
                 "attempt": report.attempt,
@@ -544,8 +490,8 @@ def _annotate(
         span.add_event(f"{EventNames.OVERRIDE} {o.kind}", _override_attrs(o, codes, names, content))
 
     if exception is not None:
-        span.add_event(EventNames.EXCEPTION, _exception_attrs(exception, content))
-        span.set_attribute(OI.ERROR_TYPE, _type_name(exception))
+        span.add_event(EventNames.EXCEPTION, exception_attrs(exception, content))
+        span.set_attribute(OI.ERROR_TYPE, type_name(exception))
         span.set_status(Status(StatusCode.ERROR, f"error: {type(exception).__name__}"))
     elif decision != "pass":
         if report.error is not None:
@@ -553,6 +499,7 @@ def _annotate(
         else:
             span.set_attribute(OI.ERROR_TYPE, decision)
         span.set_status(Status(StatusCode.ERROR, summary[:_MAX_DESCRIPTION]))
+    return summary
 
 
 def _input_attrs(c: CrossingSpan, report: Report) -> dict[str, Any]:
@@ -778,7 +725,7 @@ class _CrossingScope(AbstractContextManager[CrossingSpan]):
         ) = self._args
         tracer = tracer_for(tracer_provider)
         inst = instruments(meter_provider)
-        if tracer is _NOOP_TRACER:
+        if tracer is NOOP_TRACER:
             # no SDK: nothing records, so no parent lookup, no attributes, no context
             self._handle = CrossingSpan(
                 span=otel_trace.INVALID_SPAN,
@@ -845,14 +792,14 @@ class _CrossingScope(AbstractContextManager[CrossingSpan]):
             self._token = None
         if handle.finished:
             return
-        if exc is not None and _is_bubble_up(exc):
+        if exc is not None and is_bubble_up(exc):
             # paused (a review interrupt): the crossing runs again on resume and
             # finishes there, in the resumed invocation's trace; nothing is exported
             handle.pending.clear()
             handle.finished = True
             return
         if exc is not None:
-            halted = _halt_report(exc)
+            halted = halt_report(exc)
             if halted is not None:  # a halt is an outcome
                 handle.finish(halted)
                 return
@@ -871,94 +818,3 @@ class _CrossingScope(AbstractContextManager[CrossingSpan]):
 
 
 _NO_CONTENT = ContentPolicy(capture=False, limit=1, key=None)
-
-
-# --- a pipeline run -------------------------------------------------------------------------
-
-
-@dataclass
-class PipelineRun:
-    """The root span of one pipeline run, as yielded by :func:`pipeline_run`."""
-
-    span: Span
-    outcome: str = "completed"
-
-    def set_outcome(self, outcome: str) -> None:
-        """``completed`` (default), ``halted`` (a gate stopped it: an outcome) or other."""
-        self.outcome = outcome
-
-
-class _RunScope(AbstractContextManager[PipelineRun]):
-    __slots__ = ("_args", "_run", "_token")
-
-    def __init__(self, *args: Any) -> None:
-        self._args = args
-        self._token: Token[otel_context.Context] | None = None
-
-    def __enter__(self) -> PipelineRun:
-        name, thread_id, tracer_provider, new_trace = self._args
-        tracer = tracer_for(tracer_provider)
-        if tracer is _NOOP_TRACER:
-            self._run = PipelineRun(span=otel_trace.INVALID_SPAN)
-            return self._run
-        attrs: dict[str, Any] = {OI.SPAN_KIND: K.CHAIN, R.PIPELINE: name}
-        if thread_id:
-            attrs[OI.SESSION_ID] = str(thread_id)
-        ctx = otel_context.Context() if new_trace else None
-        span = tracer.start_span(f"{SpanNames.RUN} {name}", context=ctx, attributes=attrs)
-        self._run = PipelineRun(span=span)
-        self._token = otel_context.attach(otel_trace.set_span_in_context(span))
-        return self._run
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        run = self._run
-        if self._token is None:
-            return
-        otel_context.detach(self._token)
-        self._token = None
-        if exc is not None:
-            if _halt_report(exc) is not None:
-                run.outcome = "halted"
-            elif not _is_bubble_up(exc):
-                run.outcome = "error"
-                run.span.add_event(
-                    EventNames.EXCEPTION, _exception_attrs(exc, content_policy(None, None))
-                )
-                run.span.set_attribute(OI.ERROR_TYPE, _type_name(exc))
-                run.span.set_status(Status(StatusCode.ERROR, f"error: {type(exc).__name__}"))
-        run.span.set_attributes(
-            {
-                R.OUTCOME: run.outcome,
-                OI.OUTPUT_VALUE: run.outcome,
-                OI.OUTPUT_MIME_TYPE: "text/plain",
-            }
-        )
-        run.span.end()
-
-
-def pipeline_run(
-    name: str,
-    *,
-    thread_id: str | None = None,
-    tracer_provider: otel_trace.TracerProvider | None = None,
-    new_trace: bool = True,
-) -> AbstractContextManager[PipelineRun]:
-    """A root span ``trustgate.run {name}`` (CHAIN) grouping one run of a pipeline.
-
-    Every invocation of the graph inside the block (a first run, each resume after an
-    interrupt) and every crossing in them land in this one trace, with ``session.id``
-    the thread id. A halt by a gate is an outcome (``trustgate.run.outcome=halted``),
-    never an error status. ``new_trace=False`` nests the run under the current span.
-
-    Example:
-        ```python
-        with otel.pipeline_run("code-review", thread_id=thread):
-            graph.invoke(inputs, config)
-        ```
-    """
-    return _RunScope(name, thread_id, tracer_provider, new_trace)
