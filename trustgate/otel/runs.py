@@ -117,7 +117,8 @@ class _RunScope(AbstractContextManager[PipelineRun]):
         run.span.set_attributes(
             {
                 R.OUTCOME: run.outcome,
-                OI.OUTPUT_VALUE: run.outcome,
+                R.CROSSING_COUNT: len(run.crossings),
+                OI.OUTPUT_VALUE: run.summary(),
                 OI.OUTPUT_MIME_TYPE: "text/plain",
             }
         )
