@@ -16,7 +16,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,10 +134,8 @@ def mlflow_server(workdir: Path, timeout: float = 180.0) -> Iterator[MLflow]:
         # the server forks a uvicorn worker: stop the whole session it leads
         import signal
 
-        try:
+        with suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
         try:
             proc.wait(30)
         except subprocess.TimeoutExpired:

@@ -219,8 +219,10 @@ def test_documented_phoenix_filters_find_the_overriding_crossings(exported: Expo
     overriding = ids(lambda a: a[C.OVERRIDE_COUNT] > 0)
     assert overriding
     assert _filtered(exported.phoenix, FILTER_OVERRIDES) == overriding
-    assert _filtered(exported.phoenix, FILTER_NOT_PASSED) == ids(lambda a: a[C.DECISION] != "pass")
-    assert _filtered(exported.phoenix, FILTER_DECISION) == ids(lambda a: a[C.DECISION] == "modified")
+    not_passed = ids(lambda a: a[C.DECISION] != "pass")
+    assert _filtered(exported.phoenix, FILTER_NOT_PASSED) == not_passed
+    modified = ids(lambda a: a[C.DECISION] == "modified")
+    assert _filtered(exported.phoenix, FILTER_DECISION) == modified
     assert _filtered(exported.phoenix, FILTER_KIND_TAG) == ids(
         lambda a: "field_override" in a[C.OVERRIDE_KINDS]
     )
@@ -249,8 +251,7 @@ def test_trace_view_shows_the_overriding_decision_without_a_click(exported: Expo
     overriding = next(
         g
         for g in _gates(exported.spans)
-        if g["attributes"][OI.SESSION_ID] == run.thread_id
-        and g["attributes"][C.OVERRIDE_COUNT] > 0
+        if g["attributes"][OI.SESSION_ID] == run.thread_id and g["attributes"][C.OVERRIDE_COUNT] > 0
     )
     decision_text = overriding["attributes"][OI.OUTPUT_VALUE]
     url = (
