@@ -13,6 +13,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from langchain_core.runnables.config import var_child_runnable_config
 from opentelemetry import context as otel_context
 from opentelemetry import trace as otel_trace
 from opentelemetry.trace import Span
@@ -29,10 +30,6 @@ def run_config(config: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     """``config``, else the ``RunnableConfig`` LangChain keeps for the running node."""
     if config is not None:
         return config
-    try:
-        from langchain_core.runnables.config import var_child_runnable_config
-    except ImportError:  # pragma: no cover - langchain-core is a dependency
-        return None
     found = var_child_runnable_config.get()
     return found if isinstance(found, Mapping) else None
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import traceback
+import weakref
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace as otel_trace
@@ -31,11 +33,14 @@ def _version() -> str:
     return __version__
 
 
+_tracers: weakref.WeakKeyDictionary[Any, otel_trace.Tracer] = weakref.WeakKeyDictionary()
+
+
 def tracer_for(provider: otel_trace.TracerProvider | None) -> otel_trace.Tracer:
     """The tracer of ``provider`` (``None``: the global one), or a no-op without an SDK.
 
-    Looked up per crossing, never cached at import, so a provider installed later is
-    honoured; the SDK caches tracers itself.
+    Looked up per crossing, never at import, so a provider installed later is honoured;
+    cached per provider (the SDK builds a new tracer on every ``get_tracer`` call).
     """
     if provider is None:
         provider = otel_trace.get_tracer_provider()
@@ -43,7 +48,12 @@ def tracer_for(provider: otel_trace.TracerProvider | None) -> otel_trace.Tracer:
             return NOOP_TRACER  # no SDK configured
     if isinstance(provider, otel_trace.NoOpTracerProvider):
         return NOOP_TRACER
-    return provider.get_tracer(_SCOPE, _version())
+    with suppress(KeyError, TypeError):
+        return _tracers[provider]
+    tracer = provider.get_tracer(_SCOPE, _version())
+    with suppress(TypeError):  # a provider that is not weak-referenceable
+        _tracers[provider] = tracer
+    return tracer
 
 
 def is_bubble_up(exc: BaseException) -> bool:

@@ -104,9 +104,12 @@ class VerifierSpan:
                 vs.record(v.verify(claims, evidence))
             ```
         """
+        c = self.crossing
+        if c is not None and c.noop and c.instruments.noop:
+            return  # nothing records: the API's no-op costs nothing per finding
         total = failed = warned = 0
         codes: dict[str, int] = {}
-        identity = self.crossing.identity if self.crossing is not None else None
+        identity = c.identity if c is not None else None
         capture = self.crossing is not None and self.crossing.content.capture
         for f in findings:
             total += 1
@@ -620,10 +623,9 @@ def _event_limit(span: Span, explicit: int | None) -> int:
 
 
 def _thread_id(config: Mapping[str, Any] | None) -> str | None:
-    cfg = _parent.run_config(config)
-    if cfg is None:
+    if config is None:
         return None
-    value = (cfg.get("configurable") or {}).get("thread_id")
+    value = (config.get("configurable") or {}).get("thread_id")
     return None if value is None else str(value)
 
 
@@ -740,6 +742,7 @@ class _CrossingScope(AbstractContextManager[CrossingSpan]):
                 noop=True,
             )
             return self._handle
+        config = _parent.run_config(config)
         parent_ctx = _parent.explicit_context(parent) if parent is not None else None
         if parent_ctx is None:
             parent_ctx = _parent.parent_context(config, parent_run_id=parent_run_id)
