@@ -58,8 +58,9 @@ chromium:
 	@if [ -x $(CHROMIUM) ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  start=$$(date +%s); \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null && \
-	  echo "chromium: installed in $$(( $$(date +%s) - start ))s"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null && \
+	    echo "chromium: installed in $$(( $$(date +%s) - start ))s"; } || \
+	  echo "chromium: apt-get install failed; the screenshot test fails under CI=true"; \
 	else echo "chromium: $(CHROMIUM) missing and not root: apt-get install -y chromium"; fi
 
 bench: $(STAMP)
