@@ -397,3 +397,36 @@ def test_policy_halt_leaves_the_root_span_unset(sdk: Otel) -> None:
             inst.uninstrument()
     (root,) = [s for s in sdk.spans() if s.parent is None]
     assert root.status.status_code != StatusCode.ERROR
+
+
+def test_gate_checked_inside_the_node_is_placed_in_the_node_run(sdk: Otel) -> None:
+    """The placement the in-node gate gets: ``check`` runs inside the guarded node's own
+    task, so its span is a child of that node's run, inside its time window."""
+    from _gate_support import State
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.graph import END, START, StateGraph
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    gate = inspector()
+
+    def reviewer(state: State, config: RunnableConfig) -> dict[str, Any]:
+        update = {"review": Review(verdict="APPROVE", cites=["a.py:return 42"])}
+        result = gate.check(update, node="reviewer", config=config)
+        return dict(result.update or {})
+
+    b = StateGraph(State)
+    b.add_node("reviewer", reviewer)
+    b.add_edge(START, "reviewer")
+    b.add_edge("reviewer", END)
+    inst = LangChainInstrumentor()
+    with restoring_langchain_patches():
+        inst.instrument(tracer_provider=sdk.tracer_provider)
+        try:
+            out = b.compile().invoke({"log": []}, cfg("in-node"))
+        finally:
+            inst.uninstrument()
+    assert out["review"].verdict == "REQUEST_CHANGES"
+    _placed(sdk, "reviewer", set())
+    (gate_span,) = gate_spans(sdk)
+    assert gate_span.links == ()  # nothing to link: the parent is the guarded node
+    assert attrs_of(gate_span)[OI.SESSION_ID] == "in-node"
