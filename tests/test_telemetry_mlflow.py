@@ -70,10 +70,16 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
                 tel.shutdown()
             want = {r.id for run in runs for r in run.reports}
             deadline = time.monotonic() + 60
-            while True:
+            while True:  # MLflow ingests asynchronously: every crossing and its ancestors
                 spans = server.spans()
                 have = {s["attributes"].get(C.REPORT_ID) for s in spans}
-                if want <= have or time.monotonic() > deadline:
+                known = {(s["trace_id"], s["span_id"]) for s in spans}
+                orphans = [
+                    s
+                    for s in spans
+                    if s["parent_id"] and (s["trace_id"], s["parent_id"]) not in known
+                ]
+                if (want <= have and not orphans) or time.monotonic() > deadline:
                     break
                 time.sleep(1)
             yield Exported(runs, spans, [r.getMessage() for r in records], server)

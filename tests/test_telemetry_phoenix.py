@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -60,15 +61,24 @@ class Exported:
 
 
 def _wait_for(phoenix: Phoenix, report_ids: set[str], timeout: float = 60) -> list[dict[str, Any]]:
+    """Phoenix ingests asynchronously: wait until every crossing's span and every
+    ancestor of a trustgate span is stored."""
     deadline = time.monotonic() + timeout
     while True:
         spans = phoenix.spans(PROJECT)
         ids = {s["attributes"].get(C.REPORT_ID) for s in spans}
-        if report_ids <= ids:
+        span_ids = {s["context"]["span_id"] for s in spans}
+        orphans = [s["name"] for s in spans if s["parent_id"] not in (None, *span_ids)]
+        roots = [s for s in spans if s["name"].startswith("trustgate.run ")]
+        if report_ids <= ids and not orphans and len(roots) == len(SCENARIOS):
+            waited = timeout - (deadline - time.monotonic())
+            print(f"phoenix: {len(spans)} spans stored {waited:.1f}s after export", file=sys.stderr)
             return spans
         if time.monotonic() > deadline:
-            raise AssertionError(f"Phoenix has {len(spans)} spans, {report_ids - ids} missing")
-        time.sleep(0.25)
+            raise AssertionError(
+                f"Phoenix has {len(spans)} spans, {report_ids - ids} missing, orphans {orphans}"
+            )
+        time.sleep(0.5)
 
 
 @pytest.fixture(scope="module")
