@@ -298,3 +298,16 @@ def test_trace_view_shows_the_overriding_decision_without_a_click(exported: Expo
         finally:
             browser.close()
     assert shot.stat().st_size > 10_000
+
+
+def test_each_run_is_a_phoenix_session(exported: Exported) -> None:
+    """session.id = the thread: Phoenix lists one session per run (it listed none)."""
+    query = """query($id: ID!) { node(id: $id) { ... on Project {
+        sessions(first: 100) { edges { node { sessionId numTraces } } }
+    } } }"""
+    data = _graphql(exported.phoenix, query, {"id": _project_id(exported.phoenix)})
+    sessions = {
+        e["node"]["sessionId"]: e["node"]["numTraces"] for e in data["node"]["sessions"]["edges"]
+    }
+    for run in exported.runs:
+        assert sessions.get(run.thread_id) == 1, (run.pipeline, sessions)  # one trace per run
