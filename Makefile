@@ -23,7 +23,11 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/trustgate demo
 
-test: lint typecheck unit
+# The package's venv and the tests' backends (Phoenix, MLflow, Chromium) install side by
+# side, then the checks run in order.
+test:
+	$(MAKE) --no-print-directory -j4 $(STAMP) $(PHOENIX_STAMP) $(MLFLOW_STAMP) chromium
+	$(MAKE) --no-print-directory lint typecheck unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check trustgate tests bench graphs examples
