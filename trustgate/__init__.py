@@ -298,14 +298,15 @@ __all__ += [
     "history",
 ]
 
-# --- telemetry (issue 5) ---
-from trustgate import telemetry
-from trustgate.telemetry import Telemetry
-from trustgate.telemetry import configure as configure_telemetry
+# --- telemetry (issues 5, 14): trustgate.otel; trustgate.telemetry is the old name ---
+from trustgate import otel, telemetry
+from trustgate.otel.sdk import Telemetry
+from trustgate.otel.sdk import configure as configure_telemetry
 
 __all__ += [
     "Telemetry",
     "configure_telemetry",
+    "otel",
     "telemetry",
 ]
 

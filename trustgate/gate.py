@@ -33,7 +33,7 @@ from typing import Any, Generic, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel
 
-from trustgate import _executor, telemetry
+from trustgate import _executor, otel
 from trustgate._output import NodeOutput, facets, with_text, without_tool_calls
 from trustgate.errors import ClaimParseError, ConfigurationError, GateHalted
 from trustgate.findings import Finding
@@ -699,9 +699,7 @@ class TrustGate(Generic[ClaimsT]):
         c = _Crossing(self, output, ctx, read)
         c.accounting = dict(accounting or {})
         c.findings.extend(read_failures)
-        with telemetry.crossing_span(
-            self.name, ctx.node, input_value=read.claims, config=ctx.config, attempt=ctx.attempt
-        ) as span:
+        with otel.crossing(self.name, ctx.node, config=ctx.config, attempt=ctx.attempt) as span:
             c.span = span
             try:
                 if held:
@@ -730,14 +728,14 @@ class TrustGate(Generic[ClaimsT]):
                 if not isinstance(exc, GraphBubbleUp):
                     logger.warning("gate %r crashed: %s", self.name, exc)
                 raise
-            telemetry.finish_crossing(span, result.report, output_value=None)
+            span.finish(result.report)
         return result
 
     def _verify(self, c: _Crossing) -> Steps[None]:
         for v in self.verifiers:
             timeout = v.timeout if v.timeout is not None else self.timeout
             try:
-                with telemetry.verifier_span(c.span, v.name) as vs:
+                with c.span.verifier(v.name) as vs:
                     found = yield _Verify(v, c.read.claims, c.evidence, timeout)
                     vs.record(found)
             except VerifierFailure as exc:
@@ -751,12 +749,14 @@ class TrustGate(Generic[ClaimsT]):
         for policy in self.policies:
             if not c.unresolved:
                 break
-            decision = policy.decide(c)
+            with c.span.policy(type(policy).__name__):
+                decision = policy.decide(c)
             if isinstance(decision, Ask):
                 from langgraph.types import interrupt
 
                 answer = interrupt(dict(decision.payload))
-                decision = policy.resume(c, answer)
+                with c.span.policy(type(policy).__name__):
+                    decision = policy.resume(c, answer)
             if decision is None:
                 continue
             yield from self._apply(c, policy, decision)

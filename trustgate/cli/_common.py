@@ -46,7 +46,10 @@ def run(args: argparse.Namespace) -> int:
 
     handler: Handler = args.handler
     try:
-        with otlp_session(getattr(args, "otlp_endpoint", None)):
+        with otlp_session(
+            getattr(args, "otlp_endpoint", None),
+            metrics=not getattr(args, "no_metrics", False),
+        ):
             return handler(args)
     except TrustgateError as exc:
         print(f"trustgate: {exc}", file=sys.stderr)
