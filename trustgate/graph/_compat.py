@@ -319,6 +319,29 @@ def in_executor(func: Callable[..., Any]) -> Callable[..., Any]:
     return wraps(func)(partial(run_in_executor, None, func))
 
 
+def present_as(wrapper: Any, inner: Any) -> None:
+    """Make the wrapper draw as the runnable it wraps (``get_graph()`` names each
+    node's runnable by its class path), so a guarded graph draws like the original."""
+    from langchain_core.load.serializable import to_json_not_implemented
+    from langchain_core.runnables import RunnableSerializable
+
+    tools = getattr(inner, "tools_by_name", None)
+    if isinstance(tools, Mapping):  # the drawing lists a tool node's tools
+        wrapper.tools_by_name = tools
+    if type(inner) is type(wrapper):
+        return
+    try:
+        ident = inner.lc_id() if isinstance(inner, RunnableSerializable) else (
+            to_json_not_implemented(inner)["id"]
+        )
+    except Exception as exc:  # an exotic runnable: it draws as the wrapper
+        logger.warning("cannot tell how %r draws: %s", inner, exc)
+        return
+    if ident:
+        wrapper.__name__ = ident[-1]
+        wrapper.__module__ = ".".join(ident[:-1])
+
+
 def has_native_async(runnable: Any) -> bool:
     from langgraph.pregel._utils import _runnable_has_native_async
 

@@ -477,4 +477,5 @@ def runnable(node: GuardedNode) -> Any:
     else:
         r = _compat.runnable_callable(run, _compat.in_executor(run), node.name)
     r.trustgate_node = node  # what guarded_nodes() and audit() look for
+    _compat.present_as(r, inner)
     return r
