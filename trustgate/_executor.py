@@ -115,9 +115,7 @@ class _Pool:
             self.abandoned += 1
             self.workers.remove(w)
             self._spawn()
-        logger.warning(
-            "a verifier outlived its time limit; its thread %s is written off", w.name
-        )
+        logger.warning("a verifier outlived its time limit; its thread %s is written off", w.name)
 
     def retired(self, w: _Worker) -> None:
         with self.lock:

@@ -15,6 +15,7 @@ report says so.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -217,8 +218,13 @@ class LastAIText:
         part = f"{self.key}[{k}].text"
         if not parts.text.strip():
             if parts.tool_calls:
-                return Read(None, frozenset({part}), f"{self.key}[{k}]", "nothing",
-                            "the AI message carries tool calls and no text")
+                return Read(
+                    None,
+                    frozenset({part}),
+                    f"{self.key}[{k}]",
+                    "nothing",
+                    "the AI message carries tool calls and no text",
+                )
             return Read(None, absent="missing", reason="the last AI message is empty")
         return Read(parts.text, frozenset({part}), f"{self.key}[{k}]")
 
@@ -270,10 +276,9 @@ class ToolCallArgs:
 def _normal_call(call: Mapping[str, Any]) -> dict[str, Any]:
     args = call.get("args")
     if isinstance(args, (str, bytes)):
-        try:
+        # text that is not JSON stays text: a verifier sees exactly what the tool would get
+        with contextlib.suppress(ValueError):
             args = _loads(args) if args else {}
-        except ValueError:
-            pass  # kept as text: a verifier sees exactly what the tool would get
     elif isinstance(args, Mapping):
         args = dict(args)
     return {"name": call.get("name"), "args": args, "id": call.get("id")}
@@ -414,8 +419,9 @@ class _Protocolled:
         view = _Tracking(output.update)
         claims = self.reader.read(view)
         if claims is None or (isinstance(claims, (list, tuple, dict, str)) and not claims):
-            return Read(None, frozenset(view.seen), self.target, "missing",
-                        f"no claims at {self.target}")
+            return Read(
+                None, frozenset(view.seen), self.target, "missing", f"no claims at {self.target}"
+            )
         return Read(claims, frozenset(view.seen), self.target)
 
     def read(self, update: Mapping[str, Any]) -> Any:
