@@ -97,7 +97,7 @@ class _Pool:
                 raise ExecutorExhausted(
                     f"{self.abandoned} verifiers are still running past their time limits"
                 )
-            if len(self.workers) < WORKERS:
+            while len(self.workers) < WORKERS:  # all at once: none later, per crossing
                 self._spawn()
         job = _Job(fn, contextvars.copy_context())
         self.jobs.put(job)

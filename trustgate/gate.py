@@ -149,7 +149,10 @@ async def _run_async(req: _Verify) -> list[Finding]:
     from langgraph.errors import GraphBubbleUp
 
     v = req.verifier
-    averify = getattr(v, "averify", None)
+    # a native coroutine runs on the loop; a sync check runs on trustgate's own threads,
+    # never on the loop's default executor (where a stuck one would starve LangGraph's
+    # own sync nodes)
+    averify = getattr(v, "averify", None) if getattr(v, "is_async", True) else None
     last: BaseException | None = None
     code = "verifier_error"
     for _ in range(_attempts(v)):

@@ -32,7 +32,6 @@ class DraftCheck:
     """
 
     name = "redact"
-    bounded = True  # linear in the draft, which the reader caps
 
     def __init__(self, rules: Sequence[Any] | None = None, *, timeout: float | None = None) -> None:
         self.rules = rules
