@@ -44,7 +44,8 @@ class CitationReplay:
     Example:
         ```python
         gate = TrustGate("inspect", reader=from_key("manifest"),
-                         verifiers=[CitationReplay()], evidence={"workspace": "/repo"})
+                         verifiers=[CitationReplay()],
+                         evidence=EvidenceSources(workspace="/repo"))
         ```
     """
 
