@@ -23,6 +23,7 @@ __all__ = [
     "InputError",
     "LangGraphCompatibilityError",
     "LedgerConflict",
+    "LedgerTampered",
     "TrustgateError",
     "VerdictError",
 ]
@@ -91,6 +92,18 @@ class LedgerConflict(TrustgateError):
 
 class ArtifactIntegrityError(TrustgateError):
     """An artifact's id or content hash does not match its own fields."""
+
+
+class LedgerTampered(ArtifactIntegrityError):
+    """A stored artifact row does not match its own integrity data (its excerpt, id or
+    seal): someone edited the database. Finding code ``ledger_tampered``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"ledger_tampered: {message}")
+        self.reason = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.reason,))
 
 
 class VerdictError(TrustgateError):

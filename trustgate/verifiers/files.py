@@ -14,7 +14,13 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from trustgate.claims import ChangeClaim, HashClaim, Locator
-from trustgate.errors import EvidenceRefused, GitError
+from trustgate.errors import (
+    ArtifactIntegrityError,
+    EvidenceRefused,
+    GitError,
+    LedgerConflict,
+    LedgerTampered,
+)
 from trustgate.evidence.artifacts import Connector, acquire_external
 from trustgate.evidence.ledger import ArtifactLedger, InMemoryLedger
 from trustgate.evidence.workspace import Workspace
@@ -259,6 +265,14 @@ class GroundingCheck:
             return None
         except GitError as exc:
             findings.append(Finding.failed(self.name, "git_error", str(exc), subject=subject))
+            return None
+        except LedgerTampered as exc:
+            findings.append(
+                Finding.failed(self.name, "ledger_tampered", exc.reason, subject=subject)
+            )
+            return None
+        except (ArtifactIntegrityError, LedgerConflict) as exc:
+            findings.append(Finding.failed(self.name, "ledger_conflict", str(exc), subject=subject))
             return None
         findings.append(
             Finding.ok(
