@@ -96,7 +96,7 @@ def test_unguarded_model_node_flagged_by_its_global_not_its_name() -> None:
     assert isinstance(result, AuditResult) and result.sample_run is None
     assert [c.node for c in result] == ["step1"]  # "llm" calls no model: not flagged
     (c,) = result
-    assert c.reason == "static" and not c.guarded
+    assert c.found_by == "static" and not c.guarded
     assert paths(c) == {("llm", "plain", False, None)}
     assert "GLOBAL_MODEL" in c.detail[0] and "ScriptedChatModel" in c.detail[0]
     assert result.unguarded == [c]
@@ -108,7 +108,7 @@ def test_guarded_graph_clean_builder_and_compiled_alike() -> None:
         (c,) = audit(graph)
         assert c.node == "step1" and c.guarded
         assert paths(c) == {("llm", "plain", True, "check")}
-        assert c.paths[0].via == "check"
+        assert c.paths[0].via == "step1" and c.status == "guarded" and c.gates == ("check",)
 
 
 def test_sample_run_finds_step1_and_a_model_built_at_call_time() -> None:
@@ -121,12 +121,14 @@ def test_sample_run_finds_step1_and_a_model_built_at_call_time() -> None:
     g.add_edge("hidden", "llm")
     g.add_edge("llm", END)
     static = by_node(audit(g))
-    assert set(static) == {"step1"}  # the call-time model is out of static reach
+    # a model class constructed inside the node's call is a run-time model: found
+    assert set(static) == {"step1", "hidden"}
+    assert "constructed at run time" in static["hidden"].detail[0]
     result = audit(g, {"text": "x"})
     found = by_node(result)
     assert set(found) == {"step1", "hidden"}
-    assert found["step1"].reason == "static+sample_run"
-    assert found["hidden"].reason == "sample_run"
+    assert found["step1"].found_by == "static+sample_run"
+    assert found["hidden"].found_by == "static+sample_run"
     assert paths(found["hidden"]) == {("llm", "plain", False, None)}
     assert result.sample_run is not None and result.sample_run.outcome == "finished"
     assert set(result.sample_run.model_nodes) == {"step1", "hidden"}
@@ -139,7 +141,7 @@ def test_sample_run_of_the_guarded_graph_does_not_flag_the_gate_or_touch_the_ori
         checkpointer=saver
     )
     result = audit(app, {"log": []})
-    assert [(c.node, c.reason, c.guarded) for c in result] == [
+    assert [(c.node, c.found_by, c.guarded) for c in result] == [
         ("reviewer", "static+sample_run", True)
     ]
     assert list(saver.list(None)) == []  # the sample run used its own checkpointer
@@ -263,14 +265,12 @@ def test_a_node_referring_to_its_own_graph_is_not_a_crossing() -> None:
         SELF_APP = None
 
 
-def test_model_runs_without_a_node_are_counted_not_guessed() -> None:
-    from trustgate.audit import _ModelCalls
+def test_model_runs_are_attributed_to_the_top_level_node() -> None:
+    from trustgate._sample_run import _node_of
 
-    calls = _ModelCalls()
-    calls.on_chat_model_start({}, [], metadata={"langgraph_node": "a"})
-    calls.on_llm_start({}, [], metadata={"langgraph_checkpoint_ns": "sub:1|inner:2"})
-    calls.on_chat_model_start({}, [], metadata={})
-    assert calls.nodes == {"a": 1, "sub": 1} and calls.unattributed == 1
+    assert _node_of({"langgraph_node": "a"}) == "a"
+    assert _node_of({"langgraph_checkpoint_ns": "sub:1|inner:2"}) == "sub"
+    assert _node_of({}) is None
 
 
 # --- paths -------------------------------------------------------------------------------
@@ -375,7 +375,7 @@ def test_subgraph_node_containing_a_model() -> None:
     assert c.node == "sub" and not c.guarded
     assert "subgraph node 'write'" in c.detail[0]
     result = audit(open_, {"text": "x"})  # the inner model run is credited to "sub"
-    assert [(x.node, x.reason) for x in result] == [("sub", "static+sample_run")]
+    assert [(x.node, x.found_by) for x in result] == [("sub", "static+sample_run")]
 
     gated = outer(guard(inner_builder(), {"write": gate("inner_gate")}).compile())
     (c,) = audit(gated)
@@ -439,13 +439,15 @@ def async_graph() -> StateGraph[Any, Any, Any, Any]:
 
 def test_async_only_nodes_audited_from_sync_code() -> None:
     result = audit(async_graph(), {"text": "x"})
-    assert [(c.node, c.reason) for c in result] == [("astep", "static+sample_run")]
+    assert [(c.node, c.found_by) for c in result] == [("astep", "static+sample_run")]
     assert result.sample_run is not None and result.sample_run.outcome == "finished"
 
 
 async def test_aaudit_inside_an_event_loop() -> None:
     result = await trustgate.aaudit(guard(async_graph(), {"astep": gate("g")}), {"text": "x"})
-    assert [(c.node, c.reason, c.guarded) for c in result] == [("astep", "static+sample_run", True)]
+    assert [(c.node, c.found_by, c.guarded) for c in result] == [
+        ("astep", "static+sample_run", True)
+    ]
     assert (await trustgate.aaudit(async_graph())).sample_run is None
 
 
@@ -454,14 +456,16 @@ def test_callbacks_of_the_caller_still_called() -> None:
 
     class Count(BaseCallbackHandler):
         def __init__(self) -> None:
-            self.n = 0
+            self.nodes: list[str] = []
 
-        def on_chat_model_start(self, serialized: Any, messages: Any, **kw: Any) -> None:
-            self.n += 1
+        def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
+            node = (kw.get("metadata") or {}).get("langgraph_node")
+            if node is not None and kw.get("name") == node:
+                self.nodes.append(node)
 
     mine = Count()
     audit(linear(), {"text": "x"}, config={"callbacks": [mine], "tags": ["audit"]})
-    assert mine.n == 1
+    assert mine.nodes == ["step1", "llm"]
 
 
 # --- create_agent ----------------------------------------------------------------------------
@@ -485,7 +489,7 @@ def test_create_agent_without_and_with_the_middleware() -> None:
     assert c.node == "model" and not c.guarded
     assert paths(c) == {("tools", "conditional", False, None), (END, "conditional", False, None)}
     result = audit(bare, {"messages": [HumanMessage("hi")]})
-    assert [(x.node, x.reason) for x in result] == [("model", "static+sample_run")]
+    assert [(x.node, x.found_by) for x in result] == [("model", "static+sample_run")]
 
     mw = TrustGateMiddleware(model_gates=[_answer_gate()])
     agent = create_agent(honest_model("done", repeat_last=True), [lookup], middleware=[mw])
@@ -501,7 +505,7 @@ def test_create_agent_guarded_with_guard() -> None:
     guarded = guard(agent, {"model": _answer_gate()})
     result = audit(guarded, {"messages": [HumanMessage("hi")]})
     ((c),) = result
-    assert c.node == "model" and c.reason == "static+sample_run" and c.guarded
+    assert c.node == "model" and c.found_by == "static+sample_run" and c.guarded
     assert paths(c) == {
         ("tools", "conditional", True, "answer"),
         (END, "conditional", True, "answer"),
@@ -557,7 +561,7 @@ def test_reference_pipeline_sample_run_agrees() -> None:
     from trustgate.pipelines import postmortem
 
     result = audit(postmortem.build(personality="honest"), {})
-    assert [(c.node, c.reason, c.guarded) for c in result] == [
+    assert [(c.node, c.found_by, c.guarded) for c in result] == [
         ("drafter", "static+sample_run", True)
     ]
 

@@ -1,4 +1,4 @@
-"""``trustgate audit module:attr``: exit 0 all guarded, 1 any unguarded, 2 bad input."""
+"""``trustgate audit module:attr``: exit 0 all guarded, 1 any unguarded, 3 unknown, 2 bad input."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 from trustgate.cli import main
 
 GRAPHS = """
+from dataclasses import dataclass
 from typing import Any
 from typing_extensions import TypedDict
 from langgraph.graph import END, START, StateGraph
@@ -79,6 +80,19 @@ def no_model():
 not_a_graph = 42
 
 
+@dataclass
+class Ctx:
+    model: str = "x"
+
+
+def ctx_app():
+    g = StateGraph(S, context_schema=Ctx)
+    g.add_node("llm", llm)
+    g.add_edge(START, "llm")
+    g.add_edge("llm", END)
+    return g.compile()
+
+
 def broken():
     raise RuntimeError("cannot build")
 """
@@ -98,7 +112,9 @@ def test_unguarded_exits_1_with_a_table(mod: str, capsys: pytest.CaptureFixture[
     for attr in ("open_builder", "open_app", "builder"):
         assert main(["audit", f"{mod}:{attr}"]) == 1
         out = capsys.readouterr().out
-        assert "step1" in out and "UNGUARDED" in out and "1 crossing(s), 1 unguarded" in out
+        assert "step1" in out and "UNGUARDED" in out
+        assert "1 crossing(s): 0 guarded, 1 unguarded, 0 unknown" in out
+        assert out.rstrip().endswith("verdict: UNGUARDED")
         assert "\nllm " not in out  # the node named llm calls no model
 
 
@@ -116,11 +132,19 @@ def test_sample_input_and_json(
 ) -> None:
     assert main(["audit", f"{mod}:guarded_app", "--input", '{"text": "x"}', "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["guarded"] is True
+    assert data["guarded"] is True and data["status"] == "guarded" and data["exit_code"] == 0
     (crossing,) = data["crossings"]
-    assert crossing["node"] == "step1" and crossing["reason"] == "static+sample_run"
+    assert crossing["node"] == "step1" and crossing["found_by"] == "static+sample_run"
+    assert crossing["status"] == "guarded"
     assert crossing["paths"] == [
-        {"target": "llm", "kind": "plain", "guarded": True, "gate": "check", "via": "check"}
+        {
+            "target": "llm",
+            "kind": "plain",
+            "status": "guarded",
+            "reason": "held by the gate on 'step1'",
+            "gate": "check",
+            "via": "step1",
+        }
     ]
     assert data["sample_run"]["outcome"] == "finished"
     (tmp_path / "in.json").write_text('{"text": "y"}')
@@ -138,6 +162,11 @@ def test_sample_input_and_json(
         ("{mod}", [], "expected MODULE:ATTR"),
         ("{mod}:open_app", ["--input", "{nope"], "not valid JSON"),
         ("{mod}:open_app", ["--input", "@missing.json"], "cannot read input"),
+        ("{mod}:open_app", ["--resume", "true"], "need --input"),
+        ("{mod}:open_app", ["--run-tools"], "need --input"),
+        ("{mod}:open_app", ["--input", "{}", "--config", "[1]"], "must be a JSON object"),
+        ("{mod}:open_app", ["--input", "{}", "--resume", "{bad"], "--resume is not valid JSON"),
+        ("{mod}:ctx_app", ["--input", "{}", "--context", '{"nope": 1}'], "does not fit Ctx"),
     ],
 )
 def test_bad_input_exits_2_one_line(

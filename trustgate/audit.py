@@ -1,37 +1,46 @@
-"""``audit()``: find every node whose output is model output, and whether a gate stands on
-each path out of it.
+"""``audit()``: every node whose output is model output, and whether a gate holds each
+way out of it. Three answers, never a false all-clear.
 
-A crossing is a node whose output is model output. ``audit`` finds them
+Each crossing and each path out of it is ``guarded`` (a gate holds it), ``unguarded``
+(model output leaves with nothing in the way) or ``unknown`` (the audit could not tell,
+and says why: an opaque or remote node, a dynamic import, a subgraph it could not open,
+a handoff it could not follow, a sample run that stopped before the node). ``unknown``
+is never counted as guarded.
 
-* **statically**: a chat/language model (``BaseLanguageModel``, also inside a
-  ``RunnableBinding`` or ``RunnableSequence``), or an agent or compiled subgraph that
-  contains one, reachable from the node's runnable — through a node function's
-  closure, defaults, ``functools.partial`` arguments, bound ``self`` and the module
-  globals its code names (a function that calls a module-level ``model.invoke(...)``
-  is found);
-* **dynamically**, when ``sample_input`` is given: the graph runs once on a copy with a
-  fresh in-memory checkpointer, and a callback handler records which node
-  (``langgraph_node`` / the top-level segment of ``langgraph_checkpoint_ns``) started a
-  chat model or LLM run. The run may stop early (an interrupt, a halted gate, an
-  error); what was seen until then is reported in ``AuditResult.sample_run``.
+Crossings are found
+
+* **statically**, by what a node's runnable refers to: a chat/language model object
+  (also inside bindings, sequences, partials, closures, defaults, bound ``self`` and the
+  module globals a node's code names, at any depth of helpers), a model *factory* its
+  code calls (``init_chat_model``, ``load_chat_model``, a chat-model class constructed
+  in the body: the model that a run-time context or configuration names), or an agent
+  or compiled subgraph that contains one;
+* **by a sample run**, when ``sample_input`` is given: the graph runs once on a copy
+  (fresh in-memory checkpointer) with **every chat model and every tool replaced by a
+  recording stub**, so nothing with side effects runs (real tools only with
+  ``run_tools=True``). The stub models call each tool they are offered once (with
+  minimal arguments) and answer structured-output requests with a minimal valid
+  object, so the run goes down the tool and handoff paths too.
 
 Never by node names: a model-calling node named ``step1`` is found, a node named
 ``llm`` that calls no model is not.
 
-For each outgoing path (plain edge, waiting edge, every declared target of a
-conditional branch, every ``Command`` destination declared in the node's ``ends``)
-it says whether a gate stands on it: a gate node ``guard()`` inserted for that node
-(``metadata["trustgate"]["guards"] == node``), or a ``TrustGateMiddleware`` with
-model gates on a ``create_agent`` graph's ``after_model`` chain. A conditional
-branch that declares no targets is reported with ``target=None`` (unknown).
+Paths out of a crossing: plain, waiting and conditional edges, the ``Command``
+destinations a node declares, and **handoffs**: ``Command(graph=Command.PARENT,
+goto=...)`` raised by a tool or node anywhere inside the node (a supervisor's or a
+swarm's handoff tools, a nested agent's), followed to their targets. Which nodes carry
+gates is asked of :func:`trustgate.wiring.guarded_nodes` and nothing else: a gate on a
+node holds everything the node emits, so every path out of it, handoffs raised inside
+it included, is guarded by that gate. ``TrustGateMiddleware`` in a ``create_agent``
+agent guards the paths after its ``after_model`` hooks.
 
 Example:
     ```python
     import trustgate
 
-    for crossing in trustgate.audit(app):
-        if not crossing.guarded:
-            print(crossing.node, [p.target for p in crossing.paths if not p.guarded])
+    result = trustgate.audit(app)
+    for crossing in result:
+        print(crossing.node, crossing.status, crossing.reason)
     ```
 """
 
@@ -41,51 +50,61 @@ import asyncio
 import functools
 import sys
 import types
-import uuid
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Literal, cast
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.constants import END
 from pydantic import BaseModel, ConfigDict
 
-from trustgate.errors import (
-    ConfigurationError,
-    GateHalted,
-    LangGraphCompatibilityError,
-    TrustgateError,
-)
+from trustgate.errors import ConfigurationError, LangGraphCompatibilityError, TrustgateError
 
-__all__ = ["AuditPath", "AuditResult", "AuditedCrossing", "SampleRun", "aaudit", "audit"]
+__all__ = [
+    "AuditPath",
+    "AuditResult",
+    "AuditedCrossing",
+    "SampleRun",
+    "SampleToolCall",
+    "Status",
+    "aaudit",
+    "audit",
+]
 
-PathKind = Literal["plain", "conditional", "waiting", "command"]
+Status = Literal["guarded", "unguarded", "unknown"]
+PathKind = Literal["plain", "conditional", "waiting", "command", "handoff"]
 Detection = Literal["static", "sample_run", "static+sample_run"]
 
-_MAX_DEPTH = 7
+_MAX_DEPTH = 14
 _MAX_ITEMS = 64
 _MAX_OBJECTS = 20_000  # per node: a bound on the walk through large object graphs
 _AFTER_MODEL = ("after_model", "aafter_model")
 # library code whose module globals are not user wiring: walk their objects, but do
 # not open the globals of their functions (that only finds the libraries' own imports)
-_LIBRARY_PREFIXES = ("langgraph.", "langchain_core.", "pydantic", "typing", "abc")
+_LIBRARY_PREFIXES = ("langgraph.", "langchain_core.", "langchain.", "pydantic", "typing", "abc")
+_FACTORIES = frozenset({"init_chat_model", "load_chat_model"})
+"""Names of chat-model factories: a node whose code calls one builds its model at run
+time (from ``runtime.context``, the config, an environment variable)."""
+_DYNAMIC_IMPORTS = frozenset({"import_module", "__import__"})
+HANDOFF_METADATA_KEY = "__handoff_destination"
+"""Where langgraph-supervisor and langgraph-swarm handoff tools name their target."""
 
 
 class AuditPath(BaseModel):
-    """One way a crossing's output leaves its node, and the gate (if any) standing on it.
+    """One way a crossing's output leaves its node, and whether a gate holds it.
 
-    ``target`` is a node name, ``"__end__"``, or ``None`` when a conditional branch
-    declares no targets (it may route anywhere). ``kind`` is how LangGraph routes it:
-    ``plain`` edge, ``waiting`` (join) edge, ``conditional`` branch, or ``command``
-    (a ``Command(goto=...)`` destination the node declared). ``gate`` names the gate(s)
-    standing on the path; ``via`` the node that holds them (a gate node ``guard()``
-    inserted, a ``TrustGateMiddleware`` node, a tool node with tool gates, or the
-    subgraph node whose inner gates checked the output).
+    ``target`` is a node name, ``"__end__"``, or ``None`` when it is not declared (a
+    conditional branch without targets, a handoff whose target could not be resolved).
+    ``kind`` is how the output travels: ``plain`` edge, ``waiting`` (join) edge,
+    ``conditional`` branch, ``command`` (a ``Command(goto=...)`` destination the node
+    declared) or ``handoff`` (``Command.PARENT`` raised inside the node). ``status`` is
+    ``guarded``, ``unguarded`` or ``unknown``; ``reason`` says why; ``gate`` names the
+    gate(s) that hold it; ``via`` the node that holds them.
 
     Example:
         ```python
-        open_paths = [p.target for p in crossing.paths if not p.guarded]
+        open_paths = [p.target for p in crossing.paths if p.status != "guarded"]
         ```
     """
 
@@ -93,43 +112,69 @@ class AuditPath(BaseModel):
 
     target: str | None
     kind: PathKind
-    guarded: bool
+    status: Status
+    reason: str = ""
     gate: str | None = None
     via: str | None = None
 
+    @property
+    def guarded(self) -> bool:
+        """True only when a gate is proven to hold this path (``unknown`` is not)."""
+        return self.status == "guarded"
+
 
 class AuditedCrossing(BaseModel):
-    """A node whose output is model output, with every path out of it.
+    """A node whose output is (or may be) model output, with every path out of it.
 
-    ``reason`` says how it was found (``static``, ``sample_run`` or both); ``detail``
-    what was found (which model, through which reference), so a surprising entry can
-    be traced to the line that holds the model. ``guarded`` is true only when a gate
-    stands on every path; a node with no declared way out is reported with one
-    unguarded path to ``"__end__"`` (its output stays in the state the caller reads).
+    ``found_by`` says how it was found (``static``, ``sample_run`` or both); ``detail``
+    what was found (which model or factory, through which reference), so a surprising
+    entry can be traced to the line that holds the model. ``status`` is ``unguarded``
+    when any path is, else ``unknown`` when any path is, else ``guarded``; ``reason``
+    says why in one line. A node with no declared way out is reported with one path to
+    ``"__end__"`` (its output stays in the state the caller reads).
 
     Example:
         ```python
         for c in trustgate.audit(app):
-            print(c.node, c.reason, "guarded" if c.guarded else "OPEN", c.detail)
+            print(c.node, c.found_by, c.status, c.reason)
         ```
     """
 
     model_config = ConfigDict(frozen=True)
 
     node: str
-    reason: Detection
+    found_by: Detection
+    status: Status
+    reason: str
     paths: tuple[AuditPath, ...]
-    guarded: bool
+    gates: tuple[str, ...] = ()
     detail: tuple[str, ...] = ()
+
+    @property
+    def guarded(self) -> bool:
+        """True only when every path out of the node is proven guarded."""
+        return self.status == "guarded"
+
+
+class SampleToolCall(BaseModel):
+    """A tool call met during the sample run: which node, which tool, whether it ran."""
+
+    model_config = ConfigDict(frozen=True)
+
+    node: str | None
+    tool: str
+    ran: bool
+    """True only when the real tool executed (``run_tools=True``)."""
 
 
 class SampleRun(BaseModel):
     """How the sample run went: ``finished``, ``interrupted``, ``halted`` or ``error``.
 
-    A sample run that stopped early saw only the nodes before the stop, so the caller
-    should know. ``model_nodes`` lists every top-level node seen starting a model run,
-    gate nodes included (a blind verifier's model runs inside its gate; gates are
-    never crossings).
+    A sample run that stopped early saw only the nodes before the stop; ``unreached``
+    names the interrupted nodes it could not get past (they and what follows them are
+    ``unknown`` coverage). ``model_nodes`` lists every top-level node seen starting a
+    (stubbed) model run, gate nodes included; ``tool_calls`` every tool call, and
+    whether the real tool ran.
 
     Example:
         ```python
@@ -145,20 +190,27 @@ class SampleRun(BaseModel):
     detail: str = ""
     model_nodes: tuple[str, ...] = ()
     unattributed: int = 0
-    """Model runs whose metadata named no graph node (called outside the graph's
-    tasks, or a LangGraph version that no longer tags runs with ``langgraph_node``)."""
+    """Model runs whose metadata named no graph node."""
+    tool_calls: tuple[SampleToolCall, ...] = ()
+    resumed: int = 0
+    """How many interrupts the given resume values answered."""
+    unreached: tuple[str, ...] = ()
+    """Nodes paused at an interrupt no resume value was left for."""
+    run_tools: bool = False
+    """Whether real tools ran (otherwise every tool was a recording stub)."""
 
 
 class AuditResult(list[AuditedCrossing]):
     """The crossings (a list, node order), plus how the sample run went.
 
-    A plain list of :class:`AuditedCrossing` so callers can iterate and compare it;
-    ``sample_run`` is ``None`` when no sample input was given.
+    ``status`` is the verdict on the whole graph: ``unguarded`` when any crossing is,
+    else ``unknown`` when any crossing is or the sample run could not cover the graph
+    (it stopped at an interrupt, halted or failed), else ``guarded``.
 
     Example:
         ```python
         result = trustgate.audit(builder)
-        assert not result.unguarded, [c.node for c in result.unguarded]
+        assert result.status == "guarded", [(c.node, c.reason) for c in result]
         ```
     """
 
@@ -167,10 +219,49 @@ class AuditResult(list[AuditedCrossing]):
     @property
     def unguarded(self) -> list[AuditedCrossing]:
         """The crossings with at least one path no gate stands on."""
-        return [c for c in self if not c.guarded]
+        return [c for c in self if c.status == "unguarded"]
+
+    @property
+    def unknown(self) -> list[AuditedCrossing]:
+        """The crossings the audit could not decide (none of their paths unguarded)."""
+        return [c for c in self if c.status == "unknown"]
+
+    @property
+    def status(self) -> Status:
+        if self.unguarded:
+            return "unguarded"
+        if self.unknown or self.coverage_gap:
+            return "unknown"
+        return "guarded"
+
+    @property
+    def coverage_gap(self) -> str:
+        """Why the sample run did not cover the graph ('' when it did or did not run)."""
+        run = self.sample_run
+        if run is None or run.outcome == "finished":
+            return ""
+        return f"sample run {run.outcome}" + (f": {run.detail}" if run.detail else "")
 
 
-# --- finding models inside a node's runnable ------------------------------------------
+# --- finding models and handoffs inside a node's runnable -------------------------------
+
+
+@dataclass
+class _Handoff:
+    """A ``Command.PARENT`` raised somewhere inside a node, and what it may target."""
+
+    candidates: frozenset[str]
+    where: str
+    held_by: tuple[str, ...] = ()
+    """Gates of the inner node that raises it (a gate there holds the handoff)."""
+
+
+@dataclass
+class _Found:
+    models: list[str] = field(default_factory=list)
+    inner_gates: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    handoffs: list[_Handoff] = field(default_factory=list)
 
 
 def _code_names(code: types.CodeType) -> set[str]:
@@ -179,6 +270,14 @@ def _code_names(code: types.CodeType) -> set[str]:
         if isinstance(const, types.CodeType):
             names |= _code_names(const)
     return names
+
+
+def _code_strings(code: types.CodeType) -> set[str]:
+    found = {c for c in code.co_consts if isinstance(c, str)}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _code_strings(const)
+    return found
 
 
 def _is_library(module: str) -> bool:
@@ -201,13 +300,24 @@ def _is_boundary(obj: Any) -> bool:
     return isinstance(obj, TrustGateMiddleware)
 
 
-class _Finder:
-    """Walks the object graph under a node's runnable looking for language models."""
+def _opaque(obj: Any) -> str | None:
+    """Why a node's runnable cannot be opened (None when it can)."""
+    from langgraph.pregel import Pregel
+    from langgraph.pregel.remote import RemoteGraph
 
-    def __init__(self) -> None:
-        self.seen: set[int] = set()
-        self.models: list[str] = []
-        self.inner_gates: list[str] = []
+    if isinstance(obj, RemoteGraph):
+        return "a remote graph: what runs there cannot be inspected"
+    if isinstance(obj, Pregel) and not _is_state_graph(obj):
+        return "a Pregel graph that is not a StateGraph (functional API?): it was not opened"
+    return None
+
+
+class _Finder:
+    """Walks the object graph under a node's runnable looking for models and handoffs."""
+
+    def __init__(self, seen: set[int] | None = None) -> None:
+        self.seen: set[int] = set(seen or ())
+        self.found = _Found()
 
     def walk(self, obj: Any, where: str, depth: int = 0) -> None:
         try:
@@ -226,13 +336,18 @@ class _Finder:
             return
         self.seen.add(id(obj))
         if isinstance(obj, BaseLanguageModel):
-            self.models.append(f"{type(obj).__name__} ({where})")
+            self.found.models.append(f"{type(obj).__name__} ({where})")
             return
         if _is_boundary(obj):
             return
         if _is_state_graph(obj):
             self._subgraph(_builder_of(obj), where, depth)
             return
+        why = _opaque(obj)
+        if why is not None:
+            self.found.unknown.append(f"{where}: {why}")
+            return
+        self._handoff_tool(obj, where)
         if isinstance(obj, functools.partial):
             self.walk(obj.func, where, depth + 1)
             for a in obj.args:
@@ -263,13 +378,28 @@ class _Finder:
             return
         self._attributes(obj, where, depth)
 
+    def _handoff_tool(self, obj: Any, where: str) -> None:
+        """A tool that names its handoff target in its metadata (supervisor, swarm)."""
+        meta = getattr(obj, "metadata", None)
+        if isinstance(meta, Mapping) and isinstance(meta.get(HANDOFF_METADATA_KEY), str):
+            name = getattr(obj, "name", "?")
+            self.found.handoffs.append(
+                _Handoff(frozenset({meta[HANDOFF_METADATA_KEY]}), f"tool {name!r} ({where})")
+            )
+
     def _function(self, fn: types.FunctionType, where: str, depth: int) -> None:
         name = getattr(fn, "__qualname__", fn.__name__)
+        module = str(getattr(fn, "__module__", "") or "")
+        names = _code_names(fn.__code__)
+        closure: dict[str, Any] = {}
         for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False):
             try:
-                value = cell.cell_contents
+                closure[var] = cell.cell_contents
             except ValueError:  # an empty cell
                 continue
+        if not _is_library(module) and not module.startswith("trustgate."):
+            self._code(fn, name, names, closure)
+        for var, value in closure.items():
             self.walk(value, f"closure {var!r} of {name}", depth + 1)
         for value in fn.__defaults__ or ():
             self.walk(value, f"default argument of {name}", depth + 1)
@@ -278,14 +408,18 @@ class _Finder:
         wrapped = getattr(fn, "__wrapped__", None)
         if wrapped is not None:
             self.walk(wrapped, where, depth + 1)
-        if _is_library(str(getattr(fn, "__module__", "") or "")):
+        if _is_library(module):
             return
         glb = fn.__globals__
-        names = _code_names(fn.__code__)
         for var in sorted(names):
             if var not in glb:
                 continue
             value = glb[var]
+            if isinstance(value, type) and issubclass(value, BaseLanguageModel):
+                self.found.models.append(
+                    f"{value.__name__} constructed at run time by {name} ({where})"
+                )
+                continue
             if isinstance(value, types.ModuleType):
                 if _is_library(value.__name__):
                     continue
@@ -296,6 +430,21 @@ class _Finder:
                         self.walk(inner, f"global {var}.{attr} used by {name}", depth + 1)
                 continue
             self.walk(value, f"global {var!r} used by {name}", depth + 1)
+
+    def _code(
+        self, fn: types.FunctionType, name: str, names: set[str], closure: Mapping[str, Any]
+    ) -> None:
+        """What a user function's own code does: build a model, import, hand off."""
+        for factory in sorted(names & _FACTORIES):
+            self.found.models.append(f"model built at run time: {name} calls {factory}()")
+        for dyn in sorted(names & _DYNAMIC_IMPORTS):
+            self.found.unknown.append(f"dynamic import in {name} ({dyn}): not followed")
+        if "PARENT" in names:
+            strings = _code_strings(fn.__code__) | {
+                v for v in closure.values() if isinstance(v, str)
+            }
+            strings |= {v for v in fn.__defaults__ or () if isinstance(v, str)}
+            self.found.handoffs.append(_Handoff(frozenset(strings), f"{name} (Command.PARENT)"))
 
     def _attributes(self, obj: Any, where: str, depth: int) -> None:
         attrs = getattr(obj, "__dict__", None)
@@ -312,16 +461,16 @@ class _Finder:
                     self._function(v, f"method {cls.__name__}.{k}", depth + 1)
 
     def _subgraph(self, builder: Any, where: str, depth: int) -> None:
-        inner = _static_crossings(builder, self.seen, depth + 1)
-        if not inner:
-            return
-        open_ = [c for c in inner if not c.guarded]
-        if open_:
-            for c in open_:
-                self.models.append(f"subgraph node {c.node!r}: {', '.join(c.detail)}")
-        else:
-            gates = sorted({p.gate for c in inner for p in c.paths if p.gate})
-            self.inner_gates.append(", ".join(gates))
+        inner, handoffs = _static_crossings(builder, self.seen, depth + 1)
+        self.found.handoffs.extend(handoffs)
+        for c in inner:
+            if c.status == "unguarded":
+                self.found.models.append(f"subgraph node {c.node!r}: {', '.join(c.detail)}")
+            elif c.status == "unknown":
+                self.found.unknown.append(f"subgraph node {c.node!r}: {c.reason}")
+        if inner and all(c.status == "guarded" for c in inner):
+            gates = sorted({g for c in inner for g in c.gates})
+            self.found.inner_gates.append(", ".join(gates))
 
 
 # --- LangGraph internals ---------------------------------------------------------------
@@ -357,14 +506,21 @@ def _meta(spec: Any) -> Mapping[str, Any]:
     return meta if isinstance(meta, Mapping) else {}
 
 
-def _gate_info(spec: Any) -> Mapping[str, Any] | None:
+def _inserted_for(name: str, spec: Any) -> str | None:
+    """The node a node ``guard()`` inserted stands for (``None`` for the user's own
+    nodes). Today's gate nodes say so in their metadata; a gate that runs inside the
+    guarded node inserts nothing."""
     info = _meta(spec).get("trustgate")
-    return info if isinstance(info, Mapping) else None
+    if isinstance(info, Mapping):
+        guards = info.get("guards")
+        if isinstance(guards, str) and guards != name:
+            return guards
+    return None
 
 
-def _skipped(spec: Any) -> bool:
-    """Gate nodes and the halt node are trustgate's, never crossings themselves."""
-    return _gate_info(spec) is not None or bool(_meta(spec).get("trustgate_halt"))
+def _skipped(name: str, spec: Any) -> bool:
+    """Nodes trustgate inserted itself (gate and halt nodes) are never crossings."""
+    return _inserted_for(name, spec) is not None or bool(_meta(spec).get("trustgate_halt"))
 
 
 def _middleware_hook(spec: Any) -> tuple[Any, str] | None:
@@ -461,17 +617,12 @@ def _raw_paths(builder: Any, node: str) -> Iterator[tuple[str | None, PathKind]]
         yield end, "command"
 
 
-def _gate_paths(
+def _through_gate_node(
     builder: Any, gate_node: str, guarded: str
 ) -> Iterator[tuple[str | None, PathKind]]:
-    """The paths out of a gate ``guard()`` inserted, as the guarded node's paths.
-
-    The gate re-issues the node's former plain edges as ``Command`` destinations; they
-    are told apart from re-render targets and the halt node (which release nothing)
-    through the gate node's own record of them when it is readable.
-    """
+    """The paths out of a separate gate node ``guard()`` inserted, as the guarded
+    node's own paths (its re-render target and halt node release nothing)."""
     from trustgate.policy import Rerender
-    from trustgate.wiring import HALT_NODE
 
     spec = builder.nodes[gate_node]
     owner = getattr(getattr(spec.runnable, "func", None), "__self__", None)
@@ -485,72 +636,54 @@ def _gate_paths(
     for s in successors:
         yield s, "plain"
     for target, kind in _raw_paths(builder, gate_node):
-        if target == HALT_NODE or (kind == "command" and target in successors):
+        target_spec = builder.nodes.get(target) if target is not None else None
+        if target_spec is not None and _meta(target_spec).get("trustgate_halt"):
+            continue
+        if kind == "command" and target in successors:
             continue
         if kind == "command" and target in rerender and target == guarded:
             continue  # back to the producer with the issues: nothing released
         yield target, kind
 
 
-def _paths(builder: Any, node: str) -> list[AuditPath]:
-    out: list[AuditPath] = []
+@dataclass
+class _Route:
+    target: str | None
+    kind: PathKind
+    gates: tuple[str, ...] = ()
+    via: str | None = None
+
+
+def _routes(builder: Any, node: str) -> list[_Route]:
+    """Where the node's output goes, through trustgate's own nodes and agent
+    middleware hooks, with the middleware gates met on the way."""
+    out: list[_Route] = []
     seen: set[tuple[Any, ...]] = set()
 
-    def add(path: AuditPath) -> None:
-        key = (path.target, path.kind, path.via)
+    def add(route: _Route) -> None:
+        key = (route.target, route.kind, route.via)
         if key not in seen:
             seen.add(key)
-            out.append(path)
+            out.append(route)
 
     def follow(source: str, gates: list[str], via: str | None, visited: set[str]) -> None:
         for target, kind in _raw_paths(builder, source):
             spec = builder.nodes.get(target) if target is not None else None
-            info = _gate_info(spec) if spec is not None else None
-            if target is not None and info is not None and info.get("guards") == node:
-                names = [str(g) for g in info.get("gates") or [info.get("gate")]]
-                for t2, k2 in _gate_paths(builder, target, node):
-                    add(
-                        AuditPath(
-                            target=t2,
-                            kind=k2,
-                            guarded=True,
-                            gate=", ".join(dict.fromkeys([*gates, *names])),
-                            via=target,
-                        )
-                    )
+            if spec is not None and target is not None and _inserted_for(target, spec) == node:
+                for t2, k2 in _through_gate_node(builder, target, node):
+                    add(_Route(t2, k2, tuple(gates), via))
                 continue
             hook = _middleware_hook(spec) if spec is not None else None
             if target is not None and hook is not None and target not in visited:
                 # create_agent: model → after_model hooks (last middleware first) → routing
                 more = _model_gates(hook[0])
-                follow(
-                    target,
-                    [*gates, *more],
-                    target if more else via,
-                    visited | {target},
-                )
+                follow(target, [*gates, *more], target if more else via, visited | {target})
                 continue
             tool_gates = _tool_gates(spec) if spec is not None and not gates else []
             if tool_gates:
-                add(
-                    AuditPath(
-                        target=target,
-                        kind=kind,
-                        guarded=True,
-                        gate=", ".join(tool_gates),
-                        via=target,
-                    )
-                )
+                add(_Route(target, kind, tuple(tool_gates), target))
                 continue
-            add(
-                AuditPath(
-                    target=target,
-                    kind=kind,
-                    guarded=bool(gates),
-                    gate=", ".join(dict.fromkeys(gates)) if gates else None,
-                    via=via,
-                )
-            )
+            add(_Route(target, kind, tuple(dict.fromkeys(gates)), via))
 
     follow(node, [], None, {node})
     return out
@@ -562,228 +695,217 @@ def _check(builder: Any) -> None:
     check_builder_internals(builder)
 
 
+def _guarded(builder: Any) -> dict[str, tuple[str, ...]]:
+    from trustgate.wiring import guarded_nodes
+
+    return guarded_nodes(builder)
+
+
+def _find(builder: Any, seen: set[int] | None, depth: int) -> dict[str, _Found]:
+    """What each of the builder's own nodes holds (models, unknowns, handoffs)."""
+    found: dict[str, _Found] = {}
+    for name, spec in builder.nodes.items():
+        if _skipped(name, spec) or _middleware_hook(spec) is not None:
+            continue
+        finder = _Finder(seen)  # what encloses this subgraph is not walked again
+        finder.walk(spec.runnable, f"node {name!r}", depth)
+        found[name] = finder.found
+    return found
+
+
 def _static_crossings(
     builder: Any, seen: set[int] | None = None, depth: int = 0
-) -> list[AuditedCrossing]:
+) -> tuple[list[AuditedCrossing], list[_Handoff]]:
+    """The crossings of one graph, and the handoffs raised anywhere inside it (each
+    marked held when the inner node raising it carries a gate)."""
     _check(builder)
-    found: list[AuditedCrossing] = []
-    for name, spec in builder.nodes.items():
-        if _skipped(spec) or _middleware_hook(spec) is not None:
-            continue
-        finder = _Finder()
-        if seen is not None:
-            finder.seen = set(seen)  # what encloses this subgraph is not walked again
-        finder.walk(spec.runnable, f"node {name!r}", depth)
-        if finder.models or finder.inner_gates:
-            found.append(_crossing(builder, name, "static", finder.models, finder.inner_gates))
-    return found
+    guarded = _guarded(builder)
+    crossings: list[AuditedCrossing] = []
+    handoffs: list[_Handoff] = []
+    for name, found in _find(builder, seen, depth).items():
+        gates = guarded.get(name, ())
+        for h in found.handoffs:
+            handoffs.append(
+                _Handoff(h.candidates, h.where, h.held_by or tuple(gates))
+                if gates or h.held_by
+                else h
+            )
+        if found.models or found.inner_gates or found.unknown:
+            crossings.append(_crossing(builder, name, "static", found, gates, ()))
+    return crossings, handoffs
+
+
+def _handoff_routes(builder: Any, found: _Found) -> list[tuple[_Route, str, tuple[str, ...]]]:
+    """(route, where, held_by) for each handoff target raised inside a node."""
+    nodes = set(builder.nodes)
+    out: list[tuple[_Route, str, tuple[str, ...]]] = []
+    for h in found.handoffs:
+        targets = sorted(h.candidates & nodes)
+        if not targets:
+            out.append((_Route(None, "handoff"), h.where, h.held_by))
+        for t in targets:
+            out.append((_Route(t, "handoff"), h.where, h.held_by))
+    return out
 
 
 def _crossing(
     builder: Any,
     node: str,
-    reason: Detection,
-    models: Iterable[str],
-    inner_gates: Iterable[str] = (),
+    found_by: Detection,
+    found: _Found,
+    gates: tuple[str, ...],
+    sample_notes: Sequence[str],
 ) -> AuditedCrossing:
-    models, inner = list(models), [g for g in inner_gates if g]
-    paths = _paths(builder, node)
-    if not paths:
+    unknown_node = not found.models and not found.inner_gates and bool(found.unknown)
+    inner = [g for g in found.inner_gates if g]
+    inner_only = bool(inner) and not found.models and not found.unknown
+    routes: list[tuple[_Route, str, tuple[str, ...]]] = [
+        (r, "", ()) for r in _routes(builder, node)
+    ]
+    if not routes:
         # nowhere to go: the output stays in the final state the caller reads
-        paths = [AuditPath(target=END, kind="plain", guarded=False)]
-    detail = list(models)
-    if inner and not models:
-        # every model inside the subgraph is gated there: what leaves it was checked
+        routes = [(_Route(END, "plain"), "", ())]
+    if found.models or inner_only or unknown_node:
+        routes += _handoff_routes(builder, found)
+    paths: list[AuditPath] = []
+    seen: set[tuple[Any, ...]] = set()
+    for route, where, held_by in routes:
+        key = (route.target, route.kind)
+        if key in seen:
+            continue
+        seen.add(key)
+        paths.append(_path(node, route, where, held_by, gates, inner, inner_only, found))
+    detail = [*found.models, *found.unknown, *sample_notes]
+    if inner_only:
         detail += [f"subgraph gated inside by {g}" for g in inner]
-        gate = "; ".join(inner)
-        paths = [
-            p if p.guarded else p.model_copy(update={"guarded": True, "gate": gate, "via": node})
-            for p in paths
-        ]
+    statuses = {p.status for p in paths}
+    status: Status = (
+        "unguarded"
+        if "unguarded" in statuses
+        else "unknown"
+        if "unknown" in statuses
+        else "guarded"
+    )
+    reason = next((p.reason for p in paths if p.status == status), "")
     return AuditedCrossing(
         node=node,
+        found_by=found_by,
+        status=status,
         reason=reason,
         paths=tuple(paths),
-        guarded=all(p.guarded for p in paths),
+        gates=tuple(gates) or tuple(dict.fromkeys(g for p in paths if p.gate for g in [p.gate])),
         detail=tuple(detail),
     )
 
 
-# --- the sample run ----------------------------------------------------------------------
-
-
-class _ModelCalls(BaseCallbackHandler):
-    """Records the top-level node that started each chat model / LLM run."""
-
-    raise_error = False
-    run_inline = True
-
-    def __init__(self) -> None:
-        self.nodes: dict[str, int] = {}
-        self.unattributed = 0
-
-    def _record(self, metadata: Mapping[str, Any] | None) -> None:
-        md = metadata or {}
-        ns = md.get("langgraph_checkpoint_ns") or md.get("checkpoint_ns")
-        node = md.get("langgraph_node")
-        if isinstance(ns, str) and ns:
-            node = ns.split("|", 1)[0].split(":", 1)[0] or node
-        if isinstance(node, str) and node:
-            self.nodes[node] = self.nodes.get(node, 0) + 1
-        else:
-            self.unattributed += 1
-
-    def on_chat_model_start(self, serialized: dict[str, Any], messages: Any, **kwargs: Any) -> None:
-        self._record(kwargs.get("metadata"))
-
-    def on_llm_start(self, serialized: dict[str, Any], prompts: Any, **kwargs: Any) -> None:
-        self._record(kwargs.get("metadata"))
-
-
-_Outcome = Literal["finished", "interrupted", "halted", "error"]
-
-
-class _Run:
-    """One sample run on a copy: fresh in-memory checkpointer, a new thread, a handler."""
-
-    def __init__(self, graph: Any, config: RunnableConfig | None) -> None:
-        from langgraph.checkpoint.memory import InMemorySaver
-        from langgraph.graph.state import CompiledStateGraph
-
-        if isinstance(graph, CompiledStateGraph):
-            update: dict[str, Any] = {"checkpointer": InMemorySaver()}
-            if graph.store is not None:
-                from langgraph.store.memory import InMemoryStore
-
-                update["store"] = InMemoryStore()  # the user's store gets no sample writes
-            self.app: Any = graph.copy(update)
-        else:
-            self.app = _copy_for_compile(graph).compile(checkpointer=InMemorySaver())
-        self.handler = _ModelCalls()
-        cfg: dict[str, Any] = dict(config or {})
-        cfg["callbacks"] = [*(_callbacks(cfg.get("callbacks"))), self.handler]
-        self.configurable = dict(cfg.get("configurable") or {})
-        self.configurable["thread_id"] = f"trustgate-audit-{uuid.uuid4().hex}"
-        cfg["configurable"] = self.configurable
-        self.config = cast(RunnableConfig, cfg)
-
-    def ended(self, out: Any) -> tuple[_Outcome, str]:
-        if isinstance(out, Mapping) and out.get("__interrupt__"):
-            return "interrupted", "the run paused at an interrupt"
-        snapshot = self.app.get_state(RunnableConfig(configurable=self.configurable))
-        if snapshot.next:
-            return "interrupted", f"the run paused before {', '.join(snapshot.next)}"
-        return "finished", ""
-
-    @staticmethod
-    def failed(exc: BaseException) -> tuple[_Outcome, str]:
-        from langgraph.errors import GraphInterrupt
-
-        if isinstance(exc, GateHalted):
-            return "halted", str(exc)
-        if isinstance(exc, GraphInterrupt):
-            return "interrupted", "the run paused at an interrupt"
-        return "error", f"{type(exc).__name__}: {exc}"
-
-    def result(self, outcome: _Outcome, detail: str) -> tuple[dict[str, int], SampleRun]:
-        return dict(self.handler.nodes), SampleRun(
-            outcome=outcome,
-            detail=detail.splitlines()[0] if detail else "",
-            model_nodes=tuple(self.handler.nodes),
-            unattributed=self.handler.unattributed,
+def _path(
+    node: str,
+    route: _Route,
+    where: str,
+    held_by: tuple[str, ...],
+    gates: tuple[str, ...],
+    inner: list[str],
+    inner_only: bool,
+    found: _Found,
+) -> AuditPath:
+    common = {"target": route.target, "kind": route.kind}
+    if gates:
+        return AuditPath(
+            **common,
+            status="guarded",
+            reason=f"held by the gate on {node!r}",
+            gate=", ".join(gates),
+            via=node,
         )
-
-
-def _sample_run(
-    graph: Any, sample_input: Any, config: RunnableConfig | None
-) -> tuple[dict[str, int], SampleRun]:
-    try:
-        run = _Run(graph, config)
-    except TrustgateError:
-        raise
-    except Exception as exc:  # e.g. a builder that does not compile
-        return {}, SampleRun(outcome="error", detail=f"{type(exc).__name__}: {exc}"[:500])
-    try:
-        outcome, detail = run.ended(run.app.invoke(sample_input, run.config))
-    except Exception as exc:  # the sample run is best effort: report what was seen
-        outcome, detail = run.failed(exc)
-    return run.result(outcome, detail)
-
-
-async def _asample_run(
-    graph: Any, sample_input: Any, config: RunnableConfig | None
-) -> tuple[dict[str, int], SampleRun]:
-    try:
-        run = _Run(graph, config)
-    except TrustgateError:
-        raise
-    except Exception as exc:  # e.g. a builder that does not compile
-        return {}, SampleRun(outcome="error", detail=f"{type(exc).__name__}: {exc}"[:500])
-    try:
-        outcome, detail = run.ended(await run.app.ainvoke(sample_input, run.config))
-    except Exception as exc:  # the sample run is best effort: report what was seen
-        outcome, detail = run.failed(exc)
-    return run.result(outcome, detail)
-
-
-def _async_only(builder: Any) -> bool:
-    """True when some node has only an async implementation (sync ``invoke`` fails)."""
-    for spec in builder.nodes.values():
-        runnable = spec.runnable
-        if hasattr(runnable, "afunc") and getattr(runnable, "func", True) is None:
-            return True
-    return False
-
-
-def _callbacks(existing: Any) -> list[Any]:
-    if existing is None:
-        return []
-    if isinstance(existing, list):
-        return list(existing)
-    raise ConfigurationError("audit(): pass config callbacks as a list of handlers")
-
-
-def _copy_for_compile(builder: Any) -> Any:
-    """A copy of the builder to compile for the sample run (compiling mutates it)."""
-    from trustgate.wiring import _copy_builder
-
-    return _copy_builder(builder)
+    if route.kind == "handoff":
+        if held_by:
+            return AuditPath(
+                **common,
+                status="guarded",
+                reason=f"the handoff ({where}) is raised inside a gated node",
+                gate=", ".join(held_by),
+                via=node,
+            )
+        why = "no gate holds this handoff" if route.target else "handoff target not resolved"
+        return AuditPath(
+            **common,
+            status="unguarded" if found.models else "unknown",
+            reason=f"{why}: {where}",
+        )
+    if route.gates:
+        return AuditPath(
+            **common,
+            status="guarded",
+            reason="held by agent middleware",
+            gate=", ".join(route.gates),
+            via=route.via,
+        )
+    if inner_only:
+        return AuditPath(
+            **common,
+            status="guarded",
+            reason="every model inside the subgraph is gated there",
+            gate="; ".join(inner),
+            via=node,
+        )
+    if found.models:
+        return AuditPath(**common, status="unguarded", reason="no gate on this node")
+    if found.unknown:
+        return AuditPath(**common, status="unknown", reason=found.unknown[0])
+    return AuditPath(**common, status="unguarded", reason="model run seen in the sample run")
 
 
 # --- audit --------------------------------------------------------------------------------
 
 
 def audit(
-    graph: Any, sample_input: Any = None, *, config: RunnableConfig | None = None
+    graph: Any,
+    sample_input: Any = None,
+    *,
+    config: RunnableConfig | None = None,
+    context: Any = None,
+    resume: Sequence[Any] = (),
+    run_tools: bool = False,
 ) -> AuditResult:
-    """Every node whose output is model output, and whether a gate stands on each path.
+    """Every node whose output is model output, and whether a gate holds each path out.
 
     ``graph`` is a ``StateGraph`` builder or a compiled graph (it is not modified). With
     ``sample_input`` the graph also runs once on a copy (fresh in-memory checkpointer,
-    ``config`` merged in) and nodes seen starting a model run are added; the run may
-    stop early, ``result.sample_run`` says how it ended. A graph with async-only nodes
-    is run with ``asyncio.run`` (inside a running event loop, use :func:`aaudit`).
+    ``config`` merged in, ``context`` passed as the run-time context) with every chat
+    model and tool replaced by a recording stub (real tools run only with
+    ``run_tools=True``); each interrupt on the way is answered with the next of
+    ``resume``, and an interrupt with none left ends the run (``unknown`` coverage).
+    Nodes seen starting a model run are added. The run goes through ``ainvoke`` in
+    ``asyncio.run`` (inside a running event loop it goes through ``invoke``: use
+    :func:`aaudit` there for graphs with async-only nodes).
 
     Example:
         ```python
         result = trustgate.audit(app, {"messages": [{"role": "user", "content": "hi"}]})
-        assert not result.unguarded, [c.node for c in result.unguarded]
+        assert result.status == "guarded", [(c.node, c.reason) for c in result]
         ```
     """
+    from trustgate import _sample_run
+
     builder = _builder_of(graph)
     _check(builder)
-    dynamic: dict[str, int] = {}
-    run: SampleRun | None = None
+    run: _sample_run.Outcome | None = None
     if sample_input is not None:
-        if _async_only(builder) and not _loop_running():
-            dynamic, run = asyncio.run(_asample_run(graph, sample_input, config))
-        else:
-            dynamic, run = _sample_run(graph, sample_input, config)
-    return _combine(graph, builder, dynamic, run)
+        plan = _sample_run.Plan(graph, sample_input, config, context, list(resume), run_tools)
+        # through ainvoke whenever it can: it runs sync and async nodes alike, also
+        # when a wrapper hides that a node is async-only
+        run = _sample_run.run(plan) if _loop_running() else asyncio.run(_sample_run.arun(plan))
+    return _combine(graph, builder, run)
 
 
 async def aaudit(
-    graph: Any, sample_input: Any = None, *, config: RunnableConfig | None = None
+    graph: Any,
+    sample_input: Any = None,
+    *,
+    config: RunnableConfig | None = None,
+    context: Any = None,
+    resume: Sequence[Any] = (),
+    run_tools: bool = False,
 ) -> AuditResult:
     """:func:`audit` with the sample run through ``ainvoke`` (for async graphs).
 
@@ -792,13 +914,15 @@ async def aaudit(
         result = await trustgate.aaudit(app, {"messages": []})
         ```
     """
+    from trustgate import _sample_run
+
     builder = _builder_of(graph)
     _check(builder)
-    dynamic: dict[str, int] = {}
-    run: SampleRun | None = None
+    run: _sample_run.Outcome | None = None
     if sample_input is not None:
-        dynamic, run = await _asample_run(graph, sample_input, config)
-    return _combine(graph, builder, dynamic, run)
+        plan = _sample_run.Plan(graph, sample_input, config, context, list(resume), run_tools)
+        run = await _sample_run.arun(plan)
+    return _combine(graph, builder, run)
 
 
 def _loop_running() -> bool:
@@ -809,25 +933,36 @@ def _loop_running() -> bool:
     return True
 
 
-def _combine(
-    graph: Any, builder: Any, dynamic: Mapping[str, int], run: SampleRun | None
-) -> AuditResult:
+def _combine(graph: Any, builder: Any, run: Any) -> AuditResult:
     # a node that refers to the audited graph itself (``app.get_state``) is not a
     # subgraph of it
     roots = {id(graph), id(builder)}
-    static = {c.node: c for c in _static_crossings(builder, roots)}
+    guarded = _guarded(builder)
+    found = _find(builder, roots, 0)
+    dynamic: Mapping[str, int] = run.model_nodes if run is not None else {}
+    unreached: Iterable[str] = run.sample.unreached if run is not None else ()
     result = AuditResult()
-    for name, spec in builder.nodes.items():
-        seen_run = name in dynamic and not _skipped(spec) and _middleware_hook(spec) is None
-        if name in static:
-            crossing = static[name]
-            if seen_run:
-                crossing = crossing.model_copy(update={"reason": "static+sample_run"})
-            result.append(crossing)
-        elif seen_run:
-            calls = dynamic[name]
-            result.append(
-                _crossing(builder, name, "sample_run", [f"{calls} model run(s) in the sample run"])
+    for name in builder.nodes:
+        if name not in found:
+            continue  # trustgate's own nodes, agent middleware hooks
+        f = found[name]
+        static = bool(f.models or f.inner_gates or f.unknown)
+        seen_run = name in dynamic
+        if not static and not seen_run:
+            continue
+        notes: list[str] = []
+        if seen_run and not f.models and not f.inner_gates:
+            f = _Found(
+                [f"{dynamic[name]} model run(s) in the sample run"],
+                [],
+                list(f.unknown),
+                list(f.handoffs),
             )
-    result.sample_run = run
+        if name in unreached:
+            notes.append("the sample run stopped at an interrupt in this node")
+        found_by: Detection = (
+            "static+sample_run" if static and seen_run else "static" if static else "sample_run"
+        )
+        result.append(_crossing(builder, name, found_by, f, guarded.get(name, ()), notes))
+    result.sample_run = run.sample if run is not None else None
     return result

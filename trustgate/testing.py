@@ -10,6 +10,7 @@ structured output), so a guarded graph cannot tell them from a provider's model.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -24,6 +25,8 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, PrivateAttr
 
 from trustgate.errors import TrustgateError
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["ScriptExhausted", "ScriptedChatModel", "honest_model", "lying_model"]
 
@@ -94,7 +97,9 @@ class ScriptedChatModel(BaseChatModel):
         if callable(entry) and not isinstance(entry, (AIMessage, str, dict)):
             entry = entry(list(messages))
         if isinstance(entry, AIMessage):
-            return entry
+            # a fresh copy per reply: ``add_messages`` stamps an id on the message it
+            # stores, and a repeated reply must not replace the earlier one in state
+            return entry.model_copy(deep=True)
         if isinstance(entry, dict):
             return AIMessage(content=json.dumps(entry))
         return AIMessage(content=str(entry))
@@ -150,8 +155,12 @@ class ScriptedChatModel(BaseChatModel):
     def bind_tools(
         self, tools: Sequence[Any], **kwargs: Any
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Tools are accepted and ignored: tool calls come from the script."""
-        return self
+        """Bind the tools' schemas, as a provider's model does; replies still come from
+        the script (a graph that checks what was bound, or an audit's stub model, sees
+        the same ``tools`` a provider would receive)."""
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
     def with_structured_output(
         self, schema: Any, *, include_raw: bool = False, **kwargs: Any
@@ -174,7 +183,20 @@ class ScriptedChatModel(BaseChatModel):
                 return {"raw": message, "parsed": parsed, "parsing_error": None}
             return parsed
 
-        return self | RunnableLambda(parse)
+        return self.bind(ls_structured_output_format=_structured_format(schema)) | RunnableLambda(
+            parse
+        )
+
+
+def _structured_format(schema: Any) -> dict[str, Any]:
+    """The request a provider's ``with_structured_output`` attaches (schema as JSON)."""
+    from langchain_core.utils.function_calling import convert_to_json_schema
+
+    try:
+        return {"kwargs": {"method": "json_schema"}, "schema": convert_to_json_schema(schema)}
+    except Exception:  # an unusual schema: the reply is still parsed as before
+        logger.warning("scripted model: cannot describe structured-output schema %r", schema)
+        return {"kwargs": {"method": "json_schema"}}
 
 
 def honest_model(*responses: Scripted, repeat_last: bool = False) -> ScriptedChatModel:
