@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ArtifactIntegrityError",
     "ClaimParseError",
+    "ClaimTooLarge",
     "ConfigurationError",
     "EvidenceRefused",
     "GateHalted",
@@ -47,6 +48,14 @@ class ClaimParseError(InputError):
     Verifiers turn this into a failed finding (``malformed_claim``) rather than
     letting it escape: a malformed claim is a failed inspection, never a pass.
     """
+
+
+class ClaimTooLarge(ClaimParseError):
+    """A claim is past one of the caps in :mod:`trustgate._limits` (size, nesting,
+    citations per manifest, draft length): refused unread, finding code
+    ``claim_too_large``, never a pass."""
+
+    code = "claim_too_large"
 
 
 class EvidenceRefused(TrustgateError):
