@@ -18,16 +18,18 @@ a raw ``<a href>`` is found exactly when a renderer would make it a link.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any, Literal
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Block", "Link", "blocks", "code_ranges", "links"]
+__all__ = ["Block", "Link", "blocks", "code_locator", "code_ranges", "links"]
 
 BlockKind = Literal["code", "html"]
 
@@ -92,6 +94,23 @@ def blocks(text: str) -> list[Block]:
 def code_ranges(text: str) -> list[tuple[int, int]]:
     """Character ranges of the fenced and indented code blocks of ``text``."""
     return [(b.start, b.end) for b in blocks(text) if b.kind == "code"]
+
+
+def code_locator(text: str) -> Callable[[int], bool]:
+    """A test ``offset -> bool``: does that character of ``text`` render as code (fenced
+    or indented)? Block structure is parsed once, on the first question."""
+    ranges: list[tuple[int, int]] | None = None
+    starts: list[int] = []
+
+    def inside(offset: int) -> bool:
+        nonlocal ranges, starts
+        if ranges is None:
+            ranges = code_ranges(text)
+            starts = [a for a, _ in ranges]
+        i = bisect.bisect_right(starts, offset) - 1
+        return i >= 0 and ranges[i][0] <= offset < ranges[i][1]
+
+    return inside
 
 
 # --------------------------------------------------------------------------- links

@@ -17,6 +17,14 @@ Two violations, nothing else:
 
 Absence is never a violation: a draft that cites nothing, or a subset, passes.
 
+**Code is scanned, never skipped.** Every character of the draft is read, fenced and
+indented code, code spans and raw HTML (comments included) alike: a reader copies a
+clause number out of a code block as readily as out of prose, and a check that skipped
+"code" could be steered by whatever opens it (a fence CommonMark does not open, such
+as a backtick in the info string, would hide the rest of the draft from a hand-written
+fence pattern). Where a renderer puts code is read from :mod:`trustgate._markdown`
+(CommonMark, markdown-it) and reported as ``detail["in_code"]`` of each failure.
+
 **What counts as wording attached to a citation.** Only *quoted* text directly
 beside the citation: after it (``clause 9.2 "Internal audit"``, ``A.5.9: “…”``,
 ``Article 32(1) ("…")``) or right before it (``“…” (A.5.9)``), with nothing but
@@ -42,6 +50,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trustgate import _limits
+from trustgate._markdown import code_locator
 from trustgate.errors import ClaimTooLarge, InputError
 from trustgate.evidence.brief import ApprovedCitation, Brief
 from trustgate.findings import Finding
@@ -426,7 +435,11 @@ def check_citations(
 
     if failures:
         failures.sort(key=lambda f: (f[0], f[1], f[2]))
-        return [f for *_, f in failures]
+        in_code = code_locator(draft)
+        return [
+            f.model_copy(update={"detail": {**f.detail, "in_code": in_code(offset)}})
+            for offset, *_, f in failures
+        ]
     if not found:
         message = "the draft cites nothing; absence is never a violation"
     else:

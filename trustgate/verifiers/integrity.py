@@ -20,7 +20,8 @@ as a reader would copy them: ``scheme://...`` for any scheme, ``www.``, ``mailto
 vbscript data file magnet``), and e-mail addresses (read as ``mailto:``, as GitHub
 links them). Entities and Markdown backslash escapes are resolved as a renderer does
 (``&amp;`` is ``&``). Code is scanned, never skipped: a reader copies a URL from a code
-block as readily as from prose, and skipping code would let a fence hide one.
+block as readily as from prose, and skipping code would let a fence hide one. Where a
+renderer puts code (:mod:`trustgate._markdown`) is reported as ``detail["in_code"]``.
 Trailing prose punctuation (``. , ; : ! ? ' " * _``) and an unbalanced closing
 bracket are not part of the URL. Normal form: scheme and host lower-cased, an IDN
 host in punycode, a trailing dot on the host dropped, the default port (80, 443, 21)
@@ -70,6 +71,7 @@ from urllib.parse import unquote
 from pydantic import BaseModel, ConfigDict
 
 from trustgate import _limits
+from trustgate._markdown import code_locator, links
 from trustgate.errors import ClaimTooLarge, InputError
 from trustgate.evidence.brief import ApprovedPrice, EvidenceSet
 from trustgate.findings import Finding
@@ -294,8 +296,6 @@ def find_urls(text: str) -> list[UrlMatch]:
                 end=m.start() + len(written),
             )
         )
-    from trustgate._markdown import links
-
     seen = {(u.start, u.normalized) for u in out}
     for link in links(text):
         url = link.url.strip()
@@ -749,7 +749,11 @@ def check_integrity(draft: str, evidence: EvidenceSet | Mapping[str, Any]) -> li
         )
     if failures:
         failures.sort(key=lambda f: (f[0], f[1], f[2]))
-        return [f for *_, f in failures]
+        in_code = code_locator(draft)
+        return [
+            f.model_copy(update={"detail": {**f.detail, "in_code": in_code(offset)}})
+            for offset, *_, f in failures
+        ]
     return [
         Finding.ok(
             VERIFIER,
