@@ -125,17 +125,26 @@ class Locator(BaseModel):
 
     @classmethod
     def parse(cls, spec: str, revision: str | None = None) -> Locator:
-        """Parse ``PATH[:START[-END]]`` (the CLI's form); a bad range is a ClaimParseError."""
-        m = _LOCATOR_SPEC.match(spec)
-        if m is None:
+        """Parse ``PATH[:START[-END]]`` (the CLI's form); a bad range is a ClaimParseError.
+
+        What follows the last ``:`` is read as a line range when it could only be one
+        (letters, digits and ``-``; no ``.`` or ``/``), and must then be ``START`` or
+        ``START-END`` with ``1 <= START <= END``: ``app.py:abc``, ``app.py:`` and
+        ``app.py:5-3`` are refused, never read as a file of that name. ``dir:x/a.txt``
+        and ``a:b.txt`` are paths.
+        """
+        path, colon, tail = spec.rpartition(":")
+        if not colon or not _RANGE_ATTEMPT.fullmatch(tail):
             return cls(path=spec, revision=revision)
-        start, end = int(m["start"]), m["end"]
-        return cls(
-            path=m["path"],
-            start_line=start,
-            end_line=int(end) if end is not None else None,
-            revision=revision,
-        )
+        m = _RANGE.fullmatch(tail)
+        start = int(m["start"]) if m else 0
+        end = int(m["end"]) if m and m["end"] is not None else None
+        if not path or m is None or start < 1 or (end is not None and end < start):
+            raise ClaimParseError(
+                f"bad locator {spec!r}: after ':' comes a line range START or START-END "
+                f"(1-based, START <= END), not {tail!r}"
+            )
+        return cls(path=path, start_line=start, end_line=end, revision=revision)
 
     def __str__(self) -> str:
         where = self.path
@@ -146,7 +155,8 @@ class Locator(BaseModel):
         return f"{self.revision}:{where}" if self.revision else where
 
 
-_LOCATOR_SPEC = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
+_RANGE_ATTEMPT = re.compile(r"[A-Za-z0-9_-]*")
+_RANGE = re.compile(r"(?P<start>[0-9]+)(?:-(?P<end>[0-9]+))?")
 
 
 class ChangeClaim(BaseModel):
