@@ -152,3 +152,30 @@ def test_contract_checks_refuse_drafts_past_the_cap(monkeypatch: pytest.MonkeyPa
         assert [(f.code, f.blocking) for f in out] == [("claim_too_large", True)]
         assert "1,000-character cap" in out[0].message
     assert all(f.passed for f in check_citations(draft[:900], Brief(citations=["A.5.9"])))
+
+
+def test_file_verifiers_refuse_claims_past_the_caps(tmp_path: Path) -> None:
+    from trustgate.verifiers.files import ChangeCheck, GroundingCheck, HashCheck
+
+    ev = Evidence(workspace=_ws(tmp_path))
+    locator = {"path": "a.py", "start_line": 1}
+    proposal = {"f": {"value": 1, "evidence": [locator] * 1_000_000}}
+    deep: Any = {"files": ["a.py"]}
+    for _ in range(200):
+        deep = [deep]
+    for verifier, claims in (
+        (GroundingCheck(), proposal),
+        (ChangeCheck(), deep),
+        (HashCheck(), deep),
+    ):
+        [f] = verifier.verify(claims, ev)
+        assert (f.code, f.blocking) == ("claim_too_large", True), verifier
+
+
+def test_brief_and_evidence_text_are_bounded() -> None:
+    with pytest.raises(ClaimTooLarge):
+        Brief.from_json('{"citations": ' + nested(10_000) + "}")
+    with pytest.raises(ClaimTooLarge):
+        EvidenceSet.from_json(nested(10_000))
+    with pytest.raises(ClaimParseError, match="got a string"):
+        Brief.from_json('"ISO 27001"')
