@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from trustgate import _limits
 from trustgate.claims import parse_manifest
-from trustgate.errors import ClaimParseError, ClaimTooLarge
+from trustgate.errors import ClaimParseError, ClaimTooLarge, InputError
 from trustgate.evidence.brief import Brief, EvidenceSet
 from trustgate.evidence.workspace import Workspace
 from trustgate.verifiers.base import Evidence
@@ -177,5 +177,5 @@ def test_brief_and_evidence_text_are_bounded() -> None:
         Brief.from_json('{"citations": ' + nested(10_000) + "}")
     with pytest.raises(ClaimTooLarge):
         EvidenceSet.from_json(nested(10_000))
-    with pytest.raises(ClaimParseError, match="got a string"):
+    with pytest.raises(InputError, match="got a string"):
         Brief.from_json('"ISO 27001"')
