@@ -179,3 +179,32 @@ def test_brief_and_evidence_text_are_bounded() -> None:
         EvidenceSet.from_json(nested(10_000))
     with pytest.raises(InputError, match="got a string"):
         Brief.from_json('"ISO 27001"')
+
+
+@pytest.mark.parametrize(
+    ("unit", "check"),
+    [
+        ("A.5.9, ", "citations"),
+        ("Article 32 and ", "citations"),
+        ("see https://example.com/x ", "integrity"),
+        ("a@b.example ", "integrity"),
+        ("$5 ", "integrity"),
+        ("\uff04\uff15 ", "integrity"),
+    ],
+)
+def test_drafts_with_too_many_items_are_refused(
+    unit: str, check: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_limits, "MAX_DRAFT_ITEMS", 100)
+    brief = Brief(citations=["A.5.9", "GDPR Article 32"])
+    evidence = EvidenceSet(urls=["https://example.com/x", "a@b.example"], prices=["$5"])
+
+    def run(text: str) -> list[Any]:
+        if check == "citations":
+            return check_citations(text, brief)
+        return check_integrity(text, evidence)
+
+    assert all(f.passed for f in run(unit * 30))
+    [f] = run(unit * 400)
+    assert (f.code, f.blocking) == ("claim_too_large", True)
+    assert "100" in f.message

@@ -27,6 +27,9 @@ largest accepted input is checked in about a second and some tens of MB (measure
 * :data:`MAX_LINK_OPENERS` (20,000): ``[`` and ``<`` in a draft whose links are read
   with a CommonMark parser; the parser costs tens of microseconds per opener, so a
   draft made of brackets would otherwise take a minute per megabyte.
+* :data:`MAX_DRAFT_ITEMS` (20,000): citations, URLs or prices found in one draft; each
+  costs a few objects, so this bounds memory (about 35 MB at the cap) where the length
+  cap alone would allow a quarter of a gigabyte for a draft made of ``A.5.9, ``.
 * :data:`GIT_TIMEOUT` (30 s): one git subprocess.
 
 The constants are read at call time, so a deployment can raise or lower them
@@ -60,6 +63,7 @@ __all__ = [
     "MAX_CITATIONS",
     "MAX_CLAIM_BYTES",
     "MAX_DRAFT_CHARS",
+    "MAX_DRAFT_ITEMS",
     "MAX_JSON_CONTAINERS",
     "MAX_JSON_DEPTH",
     "MAX_JSON_VALUES",
@@ -80,6 +84,7 @@ MAX_MANIFEST_ITEMS = 10_000
 MAX_CITATIONS = 10_000
 MAX_DRAFT_CHARS = 1_000_000
 MAX_LINK_OPENERS = 20_000
+MAX_DRAFT_ITEMS = 20_000
 GIT_TIMEOUT = 30.0
 
 # a JSON string (escapes included) or one structural character

@@ -46,6 +46,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from trustgate.errors import ClaimTooLarge
+
 __all__ = [
     "DEFAULT_CITATION_PATTERNS",
     "AnnexControlPattern",
@@ -554,8 +556,12 @@ def extract_citations(
     patterns: Sequence[CitationPattern] = DEFAULT_CITATION_PATTERNS,
     *,
     frameworks: Iterable[str] = (),
+    limit: int | None = None,
 ) -> list[CitationMatch]:
     """Every citation in ``text``, in reading order, overlapping forms resolved.
+
+    With ``limit``, more citations than that raise ``ClaimTooLarge`` as soon as the
+    limit is passed (the contract check passes :data:`trustgate._limits.MAX_DRAFT_ITEMS`).
 
     When two patterns claim overlapping text, the hit that starts first wins, then the
     longer one, then the earlier pattern: "ISO 27001 clause 9.2" is one clause
@@ -586,6 +592,11 @@ def extract_citations(
             accepted = key
             taken.until = max(taken.until, start - neg_len)
             result.append(match)
+            if limit is not None and len(result) > limit:
+                raise ClaimTooLarge(
+                    f"the draft cites more than {limit:,} times (the cap of citations "
+                    "read in one draft); nothing in it was checked"
+                )
     return result
 
 

@@ -302,7 +302,12 @@ def check_citations(
         _limits.check_draft(draft)
     except ClaimTooLarge as exc:
         return [Finding.failed(VERIFIER, exc.code, str(exc))]
-    found = extract_citations(draft, approved.patterns, frameworks=approved.frameworks)
+    try:
+        found = extract_citations(
+            draft, approved.patterns, frameworks=approved.frameworks, limit=_limits.MAX_DRAFT_ITEMS
+        )
+    except ClaimTooLarge as exc:
+        return [Finding.failed(VERIFIER, exc.code, str(exc))]
 
     line_of = _Lines(draft)
     invented: dict[str, list[CitationMatch]] = {}
@@ -325,8 +330,9 @@ def check_citations(
     for (start, _end), members in groups.items():
         if id(members[0]) in quotes:
             continue
-        line_start = draft.rfind("\n", 0, start) + 1
-        got = _quote_before(draft, start, max(line_start, start - 2100))
+        window = max(0, start - 2100)  # never scan further back: linear on one-line drafts
+        lo = max(draft.rfind("\n", window, start) + 1, window)
+        got = _quote_before(draft, start, lo)
         if got is not None and got[1] not in used_quote_starts:
             quotes[id(members[0])] = got
 

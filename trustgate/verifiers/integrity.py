@@ -274,11 +274,14 @@ def _normalize_url(url: str) -> str:
     return f"{prefix}//{auth}{host}{portpart}{path}{'?' + query if qmark and query else ''}"
 
 
-def find_urls(text: str) -> list[UrlMatch]:
+def find_urls(text: str, *, limit: int | None = None) -> list[UrlMatch]:
     """Every URL in ``text`` in reading order: bare ones (prose punctuation trimmed
-    off) and every link a renderer produces (see the module docstring)."""
+    off) and every link a renderer produces (see the module docstring). With
+    ``limit``, more URLs than that raise ``ClaimTooLarge``."""
     out: list[UrlMatch] = []
     for m in _URL.finditer(text):
+        if limit is not None and len(out) >= limit:
+            raise _too_many("URLs", limit)
         if m.group("email") is not None:
             written = m.group("email").rstrip(".-_")
         else:
@@ -542,7 +545,14 @@ class _Folded:
         return self.origin(start), self.origin(end - 1) + 1 if end > start else self.origin(start)
 
 
-def find_prices(text: str) -> list[PriceMatch]:
+def _too_many(what: str, limit: int) -> ClaimTooLarge:
+    return ClaimTooLarge(
+        f"the draft holds more than {limit:,} {what} (the cap of items read in one "
+        "draft); nothing in it was checked"
+    )
+
+
+def find_prices(text: str, *, limit: int | None = None) -> list[PriceMatch]:
     """Every price (an amount with a currency) in ``text``, in reading order.
 
     Unicode lookalikes are folded first (see the module docstring); ``written``,
@@ -550,7 +560,7 @@ def find_prices(text: str) -> list[PriceMatch]:
     """
     folded = _Folded(text)
     out = []
-    for p in _scan_prices(folded.text, years_are_prices=False):
+    for p in _scan_prices(folded.text, years_are_prices=False, limit=limit):
         start, end = folded.span(p.start, p.end)
         if (start, end) != (p.start, p.end):
             p = p.model_copy(update={"written": text[start:end], "start": start, "end": end})
@@ -558,10 +568,14 @@ def find_prices(text: str) -> list[PriceMatch]:
     return out
 
 
-def _scan_prices(text: str, *, years_are_prices: bool) -> list[PriceMatch]:
+def _scan_prices(
+    text: str, *, years_are_prices: bool, limit: int | None = None
+) -> list[PriceMatch]:
     hits: list[tuple[int, int, int, PriceMatch]] = []
     for rank, rx in enumerate((_PRICE_SYM, _PRICE_CODE, _PRICE_AFTER)):
         for m in rx.finditer(text):
+            if limit is not None and len(hits) >= 3 * limit:
+                raise _too_many("prices", limit)
             if (
                 not years_are_prices
                 and rx is _PRICE_AFTER
@@ -695,8 +709,13 @@ def check_integrity(draft: str, evidence: EvidenceSet | Mapping[str, Any]) -> li
         return [Finding.failed(VERIFIER, exc.code, str(exc))]
 
     line_of = _Lines(draft)
-    urls = find_urls(draft)
-    prices = find_prices(_masked(draft, [(u.start, u.end) for u in urls]))
+    try:
+        urls = find_urls(draft, limit=_limits.MAX_DRAFT_ITEMS)
+        prices = find_prices(
+            _masked(draft, [(u.start, u.end) for u in urls]), limit=_limits.MAX_DRAFT_ITEMS
+        )
+    except ClaimTooLarge as exc:
+        return [Finding.failed(VERIFIER, exc.code, str(exc))]
 
     failures: list[tuple[int, str, str, Finding]] = []
     by_url: dict[str, list[UrlMatch]] = {}
