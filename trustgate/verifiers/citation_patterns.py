@@ -150,10 +150,11 @@ class _Taken:
     """How far the citations accepted so far reach (shared by extract_citations with the
     shipped patterns, which skip anchors inside it instead of reading them)."""
 
-    __slots__ = ("until",)
+    __slots__ = ("limit", "until")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         self.until = -1
+        self.limit = limit  # a list longer than this is not read further
 
 
 _NOTHING_TAKEN = _Taken()
@@ -262,15 +263,21 @@ def _subs(raw: str) -> tuple[str, ...]:
 
 
 def _read_list(
-    text: str, pos: int, item: re.Pattern[str], *, first_dotted: bool = False
+    text: str,
+    pos: int,
+    item: re.Pattern[str],
+    *,
+    first_dotted: bool = False,
+    limit: int | None = None,
 ) -> list[re.Match[str]]:
-    """Read ``item`` at ``pos`` and every continuation item after it."""
+    """Read ``item`` at ``pos`` and every continuation item after it (at most
+    ``limit`` + 1 of them: more is refused by the caller anyway)."""
     first = item.match(text, pos)
     if first is None or (first_dotted and "." not in first.group("ref")):
         return []
     items = [first]
     dotted = "." in first.group("ref")
-    while True:
+    while limit is None or len(items) <= limit:
         sep = _CONT.match(text, items[-1].end())
         if sep is None or sep.end() == items[-1].end():
             break
@@ -362,7 +369,7 @@ class ClausePattern(CitationPattern):
                 pos = a.end()
                 while pos < len(text) and text[pos] in " \t\u00a0":
                     pos += 1
-            items = _read_list(text, pos, self._ITEM, first_dotted=first_dotted)
+            items = _read_list(text, pos, self._ITEM, first_dotted=first_dotted, limit=taken.limit)
             if not items:
                 continue
             end = items[-1].end()
@@ -420,7 +427,7 @@ class AnnexControlPattern(CitationPattern):
             if a.start() < taken.until:
                 continue
             letter = a.group("letter") or a.group("short")
-            items = _read_list(text, a.end(), self._ITEM, first_dotted=True)
+            items = _read_list(text, a.end(), self._ITEM, first_dotted=True, limit=taken.limit)
             if not items:
                 continue
             cids = [
@@ -473,7 +480,7 @@ class ArticlePattern(CitationPattern):
         for a in self._ANCHOR.finditer(text):
             if a.start() < taken.until:
                 continue
-            items = _read_list(text, a.end(), self._ITEM)
+            items = _read_list(text, a.end(), self._ITEM, limit=taken.limit)
             if not items:
                 continue
             end = items[-1].end()
@@ -576,7 +583,7 @@ def extract_citations(
         ```
     """
     known = frozenset(frameworks)
-    taken = _Taken()
+    taken = _Taken(limit)
     streams: list[Iterator[tuple[int, int, int, CitationMatch]]] = []
     for index, pattern in enumerate(patterns):
         streams.append(_keyed(pattern, text, known, taken, index))

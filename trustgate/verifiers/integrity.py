@@ -517,11 +517,24 @@ class _Folded:
             if unicodedata.is_normalized("NFKC", run) and not _EXTRA_FOLDS.keys() & set(run):
                 piece(run, m.start(), run)  # accents, CJK...: nothing to fold
             else:
+                # characters that fold to one character stay one linear piece; only
+                # those that expand (ﬁ -> fi) need a piece of their own
+                same: list[str] = []
+                same_start = m.start()
                 for i, ch in enumerate(run):
                     folded = ch
                     if not ch.isspace():
                         folded = _EXTRA_FOLDS.get(ch) or unicodedata.normalize("NFKC", ch)
+                    if len(folded) == 1:
+                        same.append(folded)
+                        continue
+                    if same:
+                        piece(run[same_start - m.start() : i], same_start, "".join(same))
+                        same = []
                     piece(ch, m.start() + i, folded)
+                    same_start = m.start() + i + 1
+                if same:
+                    piece(run[same_start - m.start() :], same_start, "".join(same))
             last = m.end()
         if last < len(text):
             piece(text[last:], last, text[last:])
@@ -571,7 +584,9 @@ def find_prices(text: str, *, limit: int | None = None) -> list[PriceMatch]:
 def _scan_prices(
     text: str, *, years_are_prices: bool, limit: int | None = None
 ) -> list[PriceMatch]:
-    hits: list[tuple[int, int, int, PriceMatch]] = []
+    # (start, -length, rank, end, currency, amount): plain tuples, a model only for
+    # the prices that win their place (the three patterns overlap)
+    hits: list[tuple[int, int, int, int, str, str]] = []
     for rank, rx in enumerate((_PRICE_SYM, _PRICE_CODE, _PRICE_AFTER)):
         for m in rx.finditer(text):
             if limit is not None and len(hits) >= 3 * limit:
@@ -588,30 +603,35 @@ def _scan_prices(
             if parsed is None:
                 continue
             currency, value = parsed
-            amount = _canonical_amount(value)
             hits.append(
                 (
                     m.start(),
                     -(m.end() - m.start()),
                     rank,
-                    PriceMatch(
-                        written=m.group(0),
-                        normalized=f"{currency} {amount}",
-                        currency=currency,
-                        amount=amount,
-                        start=m.start(),
-                        end=m.end(),
-                    ),
+                    m.end(),
+                    currency,
+                    _canonical_amount(value),
                 )
             )
     hits.sort(key=lambda h: (h[0], h[1], h[2]))
     out: list[PriceMatch] = []
     taken_until = -1
-    for start, _, _, match in hits:
+    for start, _, _, end, currency, amount in hits:
         if start < taken_until:
             continue
-        out.append(match)
-        taken_until = match.end
+        if limit is not None and len(out) >= limit:
+            raise _too_many("prices", limit)
+        out.append(
+            PriceMatch(
+                written=text[start:end],
+                normalized=f"{currency} {amount}",
+                currency=currency,
+                amount=amount,
+                start=start,
+                end=end,
+            )
+        )
+        taken_until = end
     return out
 
 
