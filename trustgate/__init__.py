@@ -98,10 +98,12 @@ from trustgate.verifiers.draft import (
     KeptSentence,
     Removal,
     Testimony,
+    UnsupportedText,
     answer_gap,
     verify_draft,
 )
 from trustgate.verifiers.figures import FiguresRule
+from trustgate.verifiers.relevance import CitationRelevanceRule
 from trustgate.verifiers.rules import (
     DEFAULT_RULES,
     CausalRule,
@@ -116,6 +118,7 @@ from trustgate.verifiers.segment import Segment, segment
 __all__ += [
     "DEFAULT_RULES",
     "CausalRule",
+    "CitationRelevanceRule",
     "DraftSentence",
     "DraftVerdict",
     "FiguresRule",
@@ -130,6 +133,7 @@ __all__ += [
     "Segment",
     "SentenceRule",
     "Testimony",
+    "UnsupportedText",
     "answer_gap",
     "segment",
     "verify_draft",
@@ -291,14 +295,15 @@ __all__ += [
     "history",
 ]
 
-# --- telemetry (issue 5) ---
-from trustgate import telemetry
-from trustgate.telemetry import Telemetry
-from trustgate.telemetry import configure as configure_telemetry
+# --- telemetry (issues 5, 14): trustgate.otel; trustgate.telemetry is the old name ---
+from trustgate import otel, telemetry
+from trustgate.otel.sdk import Telemetry
+from trustgate.otel.sdk import configure as configure_telemetry
 
 __all__ += [
     "Telemetry",
     "configure_telemetry",
+    "otel",
     "telemetry",
 ]
 

@@ -127,11 +127,15 @@ class GateHalted(TrustgateError):
     """A trust gate stopped the run: nothing it had not cleared was released.
 
     Carries the :class:`~trustgate.report.Report` of the halted crossing, which was
-    persisted (state, stream) before the run stopped.
+    persisted (state, stream) before the run stopped. The message names the failed
+    checks by verifier and code only: it ends up in logs and in the error status of
+    tracing backends, and finding messages may quote what the model claimed (they are
+    in ``.report``).
     """
 
     def __init__(self, report: Report, message: str | None = None) -> None:
-        reasons = "; ".join(str(f) for f in report.failed) or report.error or "halted"
+        codes = dict.fromkeys(f"{f.verifier}/{f.code}" for f in report.failed)
+        reasons = "; ".join(codes) or ("verifier error" if report.error else "halted")
         super().__init__(message or f"gate {report.gate!r} on {report.node!r} halted: {reasons}")
         self.report = report
 

@@ -29,7 +29,7 @@ from typing import Any
 from langgraph.errors import GraphBubbleUp
 from pydantic_core import to_jsonable_python
 
-from trustgate import telemetry
+from trustgate import otel
 from trustgate.errors import ClaimParseError, ConfigurationError
 from trustgate.findings import Finding
 from trustgate.policy import Crossing, Policy, policy_chain
@@ -323,9 +323,9 @@ class TrustGate:
         return full, crossing, key, must_verify
 
     def _end(self, span: Any, crossing: Crossing, meta: dict[str, Any], key: Any) -> GateResult:
-        self._decide_once(crossing, meta, key)
+        self._decide_once(crossing, meta, key, span)
         result = self._finish(crossing, meta)
-        telemetry.finish_crossing(span, result.report, output_value=result.update)
+        span.finish(result.report)
         return result
 
     def _fail_verifier(self, crossing: Crossing, failure: VerifierFailure) -> None:
@@ -348,12 +348,16 @@ class TrustGate:
 
     # -- deciding ------------------------------------------------------------------
 
-    def _decide(self, crossing: Crossing, meta: Mapping[str, Any]) -> None:
+    def _decide(self, crossing: Crossing, meta: Mapping[str, Any], span: Any = None) -> None:
         if crossing.route != "release":
             return
         crossing.report_draft = lambda: self._report(crossing, meta, draft=True).to_json_dict()
         for p in self.policies:
-            p.apply(crossing)
+            if span is None:
+                p.apply(crossing)
+            else:
+                with span.policy(type(p).__name__):
+                    p.apply(crossing)
             if crossing.settled:
                 break
         if crossing.route == "release" and crossing.unresolved:
@@ -420,10 +424,12 @@ class TrustGate:
         crossing.findings = list(findings)
         return True
 
-    def _decide_once(self, crossing: Crossing, meta: Mapping[str, Any], key: Any) -> None:
+    def _decide_once(
+        self, crossing: Crossing, meta: Mapping[str, Any], key: Any, span: Any = None
+    ) -> None:
         snapshot = list(crossing.findings)
         try:
-            self._decide(crossing, meta)
+            self._decide(crossing, meta, span)
         except GraphBubbleUp:
             if key is not None:
                 with self._paused_lock:
@@ -452,7 +458,7 @@ class TrustGate:
         """Run one crossing over ``update`` (the guarded node's raw update).
 
         ``config`` and ``parent`` only place the crossing's span (``parent`` is the
-        guarded node's :func:`trustgate.telemetry.span_link`).
+        guarded node's :func:`trustgate.otel.span_link`, recorded as a span link).
 
         Example:
             ```python
@@ -461,21 +467,14 @@ class TrustGate:
                 raise GateHalted(result.report)
             ```
         """
-        with telemetry.crossing_span(
-            self.name,
-            node,
-            input_value=dict(update),
-            config=config,
-            parent=parent,
-            attempt=attempt,
-        ) as span:
+        with otel.crossing(self.name, node, config=config, attempt=attempt, link=parent) as span:
             meta, crossing, key, must_verify = self._begin(
                 update, node, state, context, attempt, meta
             )
             if must_verify:
                 for v in self.verifiers:
                     try:
-                        with telemetry.verifier_span(span, v.name) as vs:
+                        with span.verifier(v.name) as vs:
                             found = _verify_sync(v, crossing.claims, crossing.evidence)
                             vs.record(found)
                         crossing.findings.extend(found)
@@ -497,21 +496,14 @@ class TrustGate:
         parent: Any = None,
     ) -> GateResult:
         """Async :meth:`check`; verifiers with ``averify`` run natively."""
-        with telemetry.crossing_span(
-            self.name,
-            node,
-            input_value=dict(update),
-            config=config,
-            parent=parent,
-            attempt=attempt,
-        ) as span:
+        with otel.crossing(self.name, node, config=config, attempt=attempt, link=parent) as span:
             meta, crossing, key, must_verify = self._begin(
                 update, node, state, context, attempt, meta
             )
             if must_verify:
                 for v in self.verifiers:
                     try:
-                        with telemetry.verifier_span(span, v.name) as vs:
+                        with span.verifier(v.name) as vs:
                             found = await _verify_async(v, crossing.claims, crossing.evidence)
                             vs.record(found)
                         crossing.findings.extend(found)

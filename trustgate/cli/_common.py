@@ -82,7 +82,10 @@ def run(args: argparse.Namespace) -> int:
 
     handler: Handler = args.handler
     try:
-        with otlp_session(getattr(args, "otlp_endpoint", None)):
+        with otlp_session(
+            getattr(args, "otlp_endpoint", None),
+            metrics=not getattr(args, "no_metrics", False),
+        ):
             code = handler(args)
         sys.stdout.flush()  # a full device fails here for short output
         return code
