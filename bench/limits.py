@@ -134,7 +134,6 @@ def main() -> None:
             f"   as parsed objects           : {t_obj * 1e3:8.2f} ms  peak {m_obj:7.2f} MiB"
             f"  -> {msg2}"
         )
-        del million, million_text
 
         deep = "[" * 100_000 + "]" * 100_000
         t_deep, m_deep, msg3 = measure(refused(lambda: _limits.loads_json(deep)))
