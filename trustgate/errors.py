@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ArtifactIntegrityError",
     "ClaimParseError",
+    "ClaimTooLarge",
     "ConfigurationError",
     "EvidenceRefused",
     "GateHalted",
@@ -23,6 +24,7 @@ __all__ = [
     "InputError",
     "LangGraphCompatibilityError",
     "LedgerConflict",
+    "LedgerTampered",
     "TrustgateError",
     "VerdictError",
 ]
@@ -46,6 +48,14 @@ class ClaimParseError(InputError):
     Verifiers turn this into a failed finding (``malformed_claim``) rather than
     letting it escape: a malformed claim is a failed inspection, never a pass.
     """
+
+
+class ClaimTooLarge(ClaimParseError):
+    """A claim is past one of the caps in :mod:`trustgate._limits` (size, nesting,
+    citations per manifest, draft length): refused unread, finding code
+    ``claim_too_large``, never a pass."""
+
+    code = "claim_too_large"
 
 
 class EvidenceRefused(TrustgateError):
@@ -91,6 +101,18 @@ class LedgerConflict(TrustgateError):
 
 class ArtifactIntegrityError(TrustgateError):
     """An artifact's id or content hash does not match its own fields."""
+
+
+class LedgerTampered(ArtifactIntegrityError):
+    """A stored artifact row does not match its own integrity data (its excerpt, id or
+    seal): someone edited the database. Finding code ``ledger_tampered``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"ledger_tampered: {message}")
+        self.reason = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.reason,))
 
 
 class VerdictError(TrustgateError):

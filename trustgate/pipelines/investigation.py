@@ -244,7 +244,7 @@ def _reverify(claims: Any, evidence: Evidence) -> list[Finding]:
         changed = []
         for artifact_id in verified:
             finding = ledger.reverify(artifact_id, ws)
-            if finding.code == "tampered":
+            if not finding.passed:  # changed source, edited row, unreadable: all strike
                 changed.append(finding.message)
         if changed:
             out.append(
