@@ -78,7 +78,8 @@ async def test_stuck_verifiers_starve_neither_later_crossings_nor_sync_nodes() -
             assert (await honest.ainvoke({}))["other"] == "done"
         assert time.monotonic() - t0 < 10
         ok = trustgate.TrustGate(
-            "ok", reads="claim",
+            "ok",
+            reads="claim",
             verifiers=[FunctionVerifier(lambda c, e: Finding.ok("ok"), name="ok", timeout=5)],
         )
         assert (await asyncio.wait_for(ok.acheck({"claim": "x"}, node="n"), 10)).released
@@ -88,7 +89,8 @@ async def test_stuck_verifiers_starve_neither_later_crossings_nor_sync_nodes() -
 
 def test_no_thread_is_started_per_crossing() -> None:
     gate = trustgate.TrustGate(
-        "ok", reads="claim",
+        "ok",
+        reads="claim",
         verifiers=[FunctionVerifier(lambda c, e: Finding.ok("ok"), name="ok", timeout=5)],
     )
     gate.check({"claim": "warm"}, node="n")  # the pool's threads start once
@@ -101,7 +103,8 @@ def test_no_thread_is_started_per_crossing() -> None:
 def test_too_many_stuck_verifiers_fail_fast(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_executor, "MAX_ABANDONED", 0)
     result = trustgate.TrustGate(
-        "g", reads="claim",
+        "g",
+        reads="claim",
         verifiers=[FunctionVerifier(lambda c, e: Finding.ok("x"), name="x", timeout=5)],
     ).check({"claim": "x"}, node="n")
     assert result.report.decision == "halted"

@@ -680,8 +680,9 @@ class TrustGate(Generic[ClaimsT]):
             r: Read = self.reader.read_output(output)
         except ClaimParseError as exc:
             target = getattr(self.reader, "target", None)
+            code = getattr(exc, "code", "malformed_claim")
             return Read(None, frozenset({target}) if target else frozenset(), target), [
-                Finding.failed("gate", "malformed_claim", str(exc))
+                Finding.failed("gate", code, str(exc))
             ]
         except RecursionError:
             return Read(None), [

@@ -166,6 +166,18 @@ def _aside(config: Mapping[str, Any]) -> tuple[Any, dict[str, Any], str] | None:
     return saver, cfg, f"{info.task_id}~trustgate~{secrets.token_hex(6)}"
 
 
+def serde(config: Mapping[str, Any] | None) -> Any:
+    """The run's checkpoint serializer (with the graph's allow-list of state types under
+    strict msgpack), or LangGraph's default when the run has no checkpointer."""
+    saver = conf(config).get(_k().CONFIG_KEY_CHECKPOINTER)
+    found = getattr(saver, "serde", None)
+    if found is not None:
+        return found
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    return JsonPlusSerializer()
+
+
 _PENDING: set[Any] = set()
 
 

@@ -137,16 +137,14 @@ def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
     return input
 
 
-def _seal(value: Any) -> dict[str, Any]:
+def _seal(value: Any, config: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A held value as a durable task returns it: encoded, so that what is waiting for
     a person's decision is not shown as content by the streams that report task
     results, nor readable as text in the checkpoint row that keeps it."""
     import base64
     import hashlib
 
-    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
-    kind, data = JsonPlusSerializer().dumps_typed(value)
+    kind, data = _compat.serde(config or var_child_runnable_config.get()).dumps_typed(value)
     return {
         "trustgate": "held for review",
         "sha256": hashlib.sha256(data).hexdigest(),
@@ -155,13 +153,12 @@ def _seal(value: Any) -> dict[str, Any]:
     }
 
 
-def _unseal(sealed: Mapping[str, Any]) -> Any:
+def _unseal(sealed: Mapping[str, Any], config: Mapping[str, Any] | None = None) -> Any:
     import base64
 
-    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
     data = base64.b64decode(sealed["sealed"])
-    return JsonPlusSerializer().loads_typed((str(sealed["type"]), data))
+    serde = _compat.serde(config or var_child_runnable_config.get())
+    return serde.loads_typed((str(sealed["type"]), data))
 
 
 def _checked(req: Any) -> dict[str, Any]:
@@ -295,7 +292,7 @@ class GuardedNode:
             box: dict[str, Any] = {}
             token = _HOLD.set(box)
             try:
-                got = _unseal(self._task(input).result())
+                got = _unseal(self._task(input).result(), config)
             finally:
                 _HOLD.reset(token)
             hold = box.get("hold") or StreamHold({})
@@ -319,7 +316,7 @@ class GuardedNode:
             box: dict[str, Any] = {}
             token = _HOLD.set(box)
             try:
-                got = _unseal(await self._task(input))
+                got = _unseal(await self._task(input), config)
             finally:
                 _HOLD.reset(token)
             hold = box.get("hold") or StreamHold({})
