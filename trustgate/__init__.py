@@ -184,17 +184,12 @@ __all__ += [
 
 # --- gate: trust-boundary nodes, reports, policies, guard() (issue 4) ---
 from trustgate.errors import GateHalted
-from trustgate.gate import (
-    GateResult,
-    TrustGate,
-    add_report_listener,
-    remove_report_listener,
-)
-from trustgate.policy import (
+from trustgate.gate import GateResult, TrustGate
+from trustgate.graph import guard, guarded_nodes
+from trustgate.policies import (
     OVERRIDE_NOTE,
     BlockToolCalls,
     Caveat,
-    Crossing,
     Halt,
     Override,
     Policy,
@@ -202,7 +197,14 @@ from trustgate.policy import (
     Rerender,
     Review,
 )
-from trustgate.readers import ClaimsReader, FromKey, LastAIText, ToolCallArgs
+from trustgate.readers import (
+    ClaimsReader,
+    FromKey,
+    LastAIText,
+    Routes,
+    StreamWrites,
+    ToolCallArgs,
+)
 from trustgate.report import (
     Approval,
     Decision,
@@ -227,7 +229,7 @@ from trustgate.verifiers.base import (
     verifier,
 )
 from trustgate.verifiers.blind import ModelVerifier
-from trustgate.wiring import guard
+from trustgate.verifiers.draft_check import DraftCheck
 
 __all__ += [
     "OVERRIDE_NOTE",
@@ -236,8 +238,8 @@ __all__ += [
     "BlockToolCalls",
     "Caveat",
     "ClaimsReader",
-    "Crossing",
     "Decision",
+    "DraftCheck",
     "Evidence",
     "EvidenceSources",
     "FromContext",
@@ -257,17 +259,18 @@ __all__ += [
     "Report",
     "Rerender",
     "Review",
+    "Routes",
+    "StreamWrites",
     "ToolCallArgs",
     "TrustGate",
     "TrustReports",
     "TrustReportsState",
     "Verifier",
-    "add_report_listener",
     "areports",
     "astream",
     "astream_events",
     "guard",
-    "remove_report_listener",
+    "guarded_nodes",
     "reports",
     "reports_from_state",
     "stream",

@@ -123,6 +123,15 @@ class LangGraphCompatibilityError(TrustgateError):
     """LangGraph internals trustgate relies on are not what this version expects."""
 
 
+def _declaration(part: str) -> str:
+    """``messages[2].text`` → ``messages.text``; ``send[0]`` → ``send``."""
+    key, sep, rest = part.partition("[")
+    if not sep:
+        return part
+    facet = rest.partition("]")[2].lstrip(".")
+    return f"{key}.{facet}" if facet and key != "send" else key
+
+
 class GateHalted(TrustgateError):
     """A trust gate stopped the run: nothing it had not cleared was released.
 
@@ -136,6 +145,17 @@ class GateHalted(TrustgateError):
     def __init__(self, report: Report, message: str | None = None) -> None:
         codes = dict.fromkeys(f"{f.verifier}/{f.code}" for f in report.failed)
         reasons = "; ".join(codes) or ("verifier error" if report.error else "halted")
+        # parts nobody verified are named with the one-line fix: a part name is where
+        # the node wrote, never what it wrote
+        held = sorted(
+            {f.subject for f in report.failed if f.code == "unverified_output" and f.subject}
+        )
+        if held:
+            fixes = sorted({_declaration(p) for p in held})
+            reasons += (
+                f" ({', '.join(held)}: read them in a gate or declare them: "
+                f"TrustGate(..., passthrough={fixes!r}))"
+            )
         super().__init__(message or f"gate {report.gate!r} on {report.node!r} halted: {reasons}")
         self.report = report
 

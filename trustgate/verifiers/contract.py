@@ -364,6 +364,7 @@ def check_citations(
                                     "reason": "edition",
                                     "canonical": cid.key,
                                     "written": _show(m.written),
+                                    "remove": [m.written],
                                     "edition": m.edition,
                                     "approved_editions": sorted(editions),
                                     "offset": m.start,
@@ -389,6 +390,7 @@ def check_citations(
             "reason": "wording",
             "canonical": cid.key,
             "written": _show(m.written),
+            "remove": [m.written],
             "quoted": quote,
             "approved_text": texts[0] if len(texts) == 1 else texts,
             "offset": m.start,
@@ -430,6 +432,7 @@ def check_citations(
                     detail={
                         "canonical": canonical,
                         "written": sorted({_show(m.written) for m in matches}),
+                        "remove": sorted({m.written for m in matches}),
                         "occurrences": len(matches),
                         "offset": first.start,
                         "line": line_of(first.start),

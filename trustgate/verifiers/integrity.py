@@ -755,6 +755,7 @@ def check_integrity(draft: str, evidence: EvidenceSet | Mapping[str, Any]) -> li
                     subject=norm,
                     detail={
                         "written": sorted({m.written for m in ms}),
+                        "remove": sorted({m.written for m in ms}),
                         "occurrences": len(ms),
                         "offset": ms[0].start,
                         "line": line_of(ms[0].start),
@@ -779,6 +780,7 @@ def check_integrity(draft: str, evidence: EvidenceSet | Mapping[str, Any]) -> li
                     subject=norm,
                     detail={
                         "written": sorted({p.written for p in ps}),
+                        "remove": sorted({p.written for p in ps}),
                         "occurrences": len(ps),
                         "offset": ps[0].start,
                         "line": line_of(ps[0].start),
