@@ -411,6 +411,19 @@ def test_readme_links_resolve() -> None:
     assert not missing, missing
 
 
+def test_phoenix_filters_are_the_ones_checked_against_phoenix() -> None:
+    """The filter table quotes exactly the expressions tests/test_telemetry_phoenix.py
+    runs against a real Phoenix server."""
+    checked = re.findall(
+        r'^FILTER_\w+ = "(.*)"$',
+        (ROOT / "tests" / "test_telemetry_phoenix.py").read_text(encoding="utf-8"),
+        re.M,
+    )
+    page = (DOCS / "telemetry.md").read_text(encoding="utf-8")
+    documented = re.findall(r"^\| [^|`]+ \| `(.+)` \|$", page, re.M)
+    assert len(checked) == 4 and documented == checked
+
+
 # --- user-facing text names scenarios by what they do -------------------------------------
 
 INTERNAL = re.compile(
