@@ -5,6 +5,9 @@ How each fenced block is treated, by its language:
 * ``python``: executed. The blocks of one page run in order in one fresh module
   namespace (a page reads top to bottom, like a script a user copies), in a temporary
   working directory, offline: models are the scripted ones of ``trustgate.testing``.
+  A block whose first line names a test file (``# test_my_gate.py``) is a user's test
+  file: it is written to that file and run by pytest in a subprocess, which must pass
+  (with the plugin loaded the way a user's project loads it, from the entry point).
   Blocks that send traces keep their documented endpoints (Phoenix, Jaeger, MLflow,
   Langfuse, a collector); the test points them at a local OTLP receiver on 127.0.0.1
   and, for a page that invokes a graph, checks gate spans arrived. A page whose code
@@ -69,8 +72,8 @@ NOT_RUN: dict[str, str] = {
     "make unit": "runs the test suite this test is part of",
     "python bench/": "benchmarks run for minutes on a shared machine; the figures quoted are "
     "their printed output",
-    "pytest": "runs a test suite; tests/test_testing_plugin.py runs the plugin's fixtures "
-    "and examples/test_my_gate.py is run by tests/test_examples.py",
+    "pytest": "runs the test file shown above it, which test_python_blocks_run writes out "
+    "and runs with pytest itself",
     "phoenix serve": "starts a server that runs until stopped; tests/_phoenix.py starts a "
     "real Phoenix for tests/test_telemetry_phoenix.py",
     "mlflow server": "starts a server that runs until stopped; tests/_mlflow.py starts a "
@@ -126,6 +129,9 @@ def run_python(page: Path, code_blocks: list[Block]) -> None:
     sys.modules[name] = module
     try:
         for b in code_blocks:
+            if TEST_FILE.match(b.code):
+                run_test_file(b)
+                continue
             # padded so tracebacks point at the Markdown line
             source = "\n" * b.line + b.code
             try:
@@ -135,6 +141,24 @@ def run_python(page: Path, code_blocks: list[Block]) -> None:
                 raise
     finally:
         del sys.modules[name]
+
+
+TEST_FILE = re.compile(r"# (test_\w+\.py)\n")
+
+
+def run_test_file(b: Block) -> None:
+    """A user's test file from the docs, run by pytest as the user would run it."""
+    m = TEST_FILE.match(b.code)
+    assert m is not None
+    Path(m.group(1)).write_text(b.code, encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", m.group(1)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, f"{b}: the test file failed\n{proc.stdout[-3000:]}"
+    assert " passed" in proc.stdout and " failed" not in proc.stdout, proc.stdout[-1000:]
 
 
 @pytest.fixture
@@ -278,6 +302,9 @@ def _cli_workspace(root: Path) -> None:
         ),
         encoding="utf-8",
     )
+    import trustgate
+
+    trustgate.connect(root / "tg.db").close()  # the database `trustgate history` reads
     pkg = root / "myapp"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("", encoding="utf-8")
