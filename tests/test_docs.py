@@ -474,3 +474,42 @@ def test_no_internal_names(path: Path) -> None:
         for m in INTERNAL.finditer(text)
     ]
     assert not hits, hits
+
+
+COMMANDS = ("demo", "replay", "acquire", "check-draft", "check-contract", "audit", "history")
+
+
+def test_cli_text_names_scenarios_by_what_they_do(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path
+) -> None:
+    """The command line's help and the demo's output are user-facing text too."""
+    from trustgate.cli import main
+
+    texts = []
+    for argv in (["--help"], *([c, "--help"] for c in COMMANDS)):
+        with pytest.raises(SystemExit) as exit_info:
+            main(list(argv))
+        assert exit_info.value.code == 0
+        texts.append(capsys.readouterr().out)
+    assert main(["demo", "postmortem", "--database-url", str(in_tmp / "demo.db")]) == 0
+    texts.append(capsys.readouterr().out)
+    assert main(["demo", "postmortem", "--json", "--database-url", str(in_tmp / "d2.db")]) == 0
+    out = capsys.readouterr().out
+    assert "seed" not in json.loads(out)["pipelines"]["postmortem"]
+    texts.append(out)
+    hits = [m.group(0) for text in texts for m in INTERNAL.finditer(text)]
+    assert not hits, hits
+    assert "Postmortem: uncited causes deleted, gaps answered" in texts[-2]
+
+
+def test_the_oracle_page_quotes_the_allow_list() -> None:
+    """Every reason in the oracle's allow-list is on the page, with its entry count."""
+    allow = tomllib.loads(
+        (ROOT / "tests" / "langgraph_oracle" / "allowlist.toml").read_text(encoding="utf-8")
+    )["allow"]
+    counts: dict[str, int] = {}
+    for entry in allow:
+        counts[entry["reason"]] = counts.get(entry["reason"], 0) + 1
+    page = (DOCS / "oracle.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| (.+) \| (\d+) \|$", page, re.M))
+    assert {r: int(n) for r, n in rows.items()} == counts

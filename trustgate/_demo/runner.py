@@ -53,7 +53,6 @@ class DemoRun:
     def to_json(self) -> dict[str, Any]:
         return {
             "title": self.title,
-            "seed": self.seed,
             "thread_id": self.thread_id,
             "status": self.status,
             "steps": self.steps,
@@ -262,12 +261,12 @@ def _compliance(run: DemoRun, o: _Options, workdir: Path, p: Progress) -> Any:
 SCENARIOS: dict[str, tuple[str, str, Callable[..., Any]]] = {
     "code-review": ("Code review: citations replayed, verdict overridden", "000", _code_review),
     "investigation": (
-        "Investigation: locators, trust bars, review, re-hash",
+        "Incident investigation: locators, trust bars, review, re-hash",
         "001",
         _investigation,
     ),
     "postmortem": ("Postmortem: uncited causes deleted, gaps answered", "002", _postmortem),
-    "compliance": ("Compliance: closed list over a blind verifier", "004", _compliance),
+    "compliance": ("Compliance drafting: closed list over a blind verifier", "004", _compliance),
 }
 
 

@@ -1,4 +1,4 @@
-"""``trustgate check-contract``: the closed-list checks of seed 004 from the shell.
+"""``trustgate check-contract``: the closed-list checks of compliance drafting from the shell.
 
 Checks a draft's citations against a brief's approved list and, with
 ``--evidence``, its URLs and prices against an approved evidence set. Exit 0 when

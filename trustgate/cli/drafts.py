@@ -1,4 +1,4 @@
-"""``trustgate check-draft``: seed 002's postmortem verifier from the shell.
+"""``trustgate check-draft``: the postmortem draft verifier from the shell.
 
 Prints the redacted draft (deleted sentences gone, a gap question in each hole,
 invalid citation markers removed) or, with ``--json``, the full verdict. Exit 0 when
