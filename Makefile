@@ -11,13 +11,13 @@ MLFLOW_VENV   ?= .mlflow-venv
 MLFLOW_STAMP  := $(MLFLOW_VENV)/.trustgate-mlflow-installed
 CHROMIUM      ?= /usr/bin/chromium
 
-.PHONY: demo test lint typecheck unit bench clean phoenix-venv mlflow-venv chromium backends oracle
+.PHONY: demo test lint typecheck docs unit bench clean phoenix-venv mlflow-venv chromium backends oracle
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "trustgate needs Python >= 3.11"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp,agents,oracle]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp,agents,oracle,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -27,7 +27,7 @@ demo: $(STAMP)
 # side, then the checks run in order.
 test:
 	$(MAKE) --no-print-directory -j4 $(STAMP) $(PHOENIX_STAMP) $(MLFLOW_STAMP) chromium
-	$(MAKE) --no-print-directory lint typecheck unit
+	$(MAKE) --no-print-directory lint typecheck docs unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check trustgate tests bench graphs examples
@@ -35,6 +35,11 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy trustgate graphs
+
+# The documentation site (docs/, mkdocs.yml), warnings as errors; its code blocks are run
+# by tests/test_docs.py.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 unit: $(STAMP) backends
 	$(BIN)/python -m pytest -q
@@ -76,4 +81,4 @@ bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .trustgate .langgraph-oracle test-artifacts
+	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis .trustgate .langgraph-oracle test-artifacts
