@@ -180,14 +180,14 @@ def test_python_blocks_run(
     text = "".join(b.code for b in code_blocks)
     if PG_URL in text:
         url = request.getfixturevalue("pg_url")
-        code_blocks = [Block(b.path, b.line, b.lang, b.code.replace(PG_URL, url)) for b in code_blocks]
+        code_blocks = [
+            Block(b.path, b.line, b.lang, b.code.replace(PG_URL, url)) for b in code_blocks
+        ]
     if "otel.configure" not in text:
         run_python(page, code_blocks)
         return
     with otlp_receiver() as (url, received), global_providers(None):
-        code_blocks = [
-            Block(b.path, b.line, b.lang, _redirect(b.code, url)) for b in code_blocks
-        ]
+        code_blocks = [Block(b.path, b.line, b.lang, _redirect(b.code, url)) for b in code_blocks]
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
         run_python(page, code_blocks)
         if ".invoke(" in text:  # a traced run: its gate spans reached the receiver
@@ -221,8 +221,10 @@ def commands(block: Block) -> Iterator[tuple[str, str]]:
 
 def _not_run_reason(command: str) -> str | None:
     for prefix, reason in NOT_RUN.items():
-        if command == prefix or command.startswith(prefix + " ") or (
-            prefix.endswith("/") and command.startswith(prefix)
+        if (
+            command == prefix
+            or command.startswith(prefix + " ")
+            or (prefix.endswith("/") and command.startswith(prefix))
         ):
             return reason
     return None
@@ -269,14 +271,25 @@ def _cli_workspace(root: Path) -> None:
     repo = root / "repo"
     (repo / "app").mkdir(parents=True)
     (repo / "app" / "limits.py").write_text(
-        "# order limits\n\nMAX_QUANTITY = 100\n\n\ndef check(qty):\n    return qty <= MAX_QUANTITY\n",
+        "# order limits\n\nMAX_QUANTITY = 100\n\n\n"
+        "def check(qty):\n    return qty <= MAX_QUANTITY\n",
         encoding="utf-8",
     )
     for args in (
         ["init", "-q", "-b", "main"],
         ["-c", "user.email=t@example.invalid", "-c", "user.name=t", "add", "-A"],
-        ["-c", "user.email=t@example.invalid", "-c", "user.name=t", "-c",
-         "commit.gpgsign=false", "commit", "-q", "-m", "initial"],
+        [
+            "-c",
+            "user.email=t@example.invalid",
+            "-c",
+            "user.name=t",
+            "-c",
+            "commit.gpgsign=false",
+            "commit",
+            "-q",
+            "-m",
+            "initial",
+        ],
     ):
         subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
     (root / "manifest.json").write_text(
@@ -310,7 +323,7 @@ def _cli_workspace(root: Path) -> None:
     (pkg / "__init__.py").write_text("", encoding="utf-8")
     (pkg / "graph.py").write_text(
         textwrap.dedent(
-            '''
+            """
             from langgraph.graph import START, StateGraph
             from typing_extensions import TypedDict
 
@@ -336,7 +349,7 @@ def _cli_workspace(root: Path) -> None:
                 "draft", reads="draft", verifiers=[trustgate.verifier(lambda c, e: [])]
             )
             app = trustgate.guard(builder, {"write": gate}).compile()
-            '''
+            """
         ),
         encoding="utf-8",
     )

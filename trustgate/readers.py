@@ -138,7 +138,7 @@ class FromKey:
 
     Example:
         ```python
-        TrustGate("manifest", reads=FromKey("manifest", model=Manifest), verifiers=[...])
+        TrustGate("manifest", reads=FromKey("manifest", model=ChangesManifest), verifiers=[...])
         ```
     """
 

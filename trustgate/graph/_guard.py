@@ -123,6 +123,8 @@ def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]
 
     Example:
         ```python
+        from langgraph.checkpoint.memory import InMemorySaver
+
         guarded = trustgate.guard(builder, {"reviewer": inspector_gate})
         app = guarded.compile(checkpointer=InMemorySaver())
         ```

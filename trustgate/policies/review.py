@@ -39,6 +39,8 @@ class Review:
 
     Example:
         ```python
+        from langgraph.types import Command
+
         graph.invoke(Command(resume={"type": "approve", "by": "alice"}), config)
         ```
     """

@@ -106,7 +106,7 @@ class Evidence:
 
     Example:
         ```python
-        ev = Evidence(workspace=Workspace("/repo"))
+        ev = Evidence(workspace=Workspace("."))
         ws = ev.require("workspace")
         ```
     """

@@ -52,11 +52,14 @@ class ModelVerifier:
 
     Example:
         ```python
+        def closed_list(draft, evidence):
+            return check_citations(draft, evidence.require("brief"))
+
         TrustGate(
             "blind",
             reads=LastAIText(),
-            verifiers=[ContractCheck(), ModelVerifier(verifier_model, timeout=60)],
-            policy=Rerender(to="writer", then=Caveat()),
+            verifiers=[FunctionVerifier(closed_list), ModelVerifier(verifier_model, timeout=60)],
+            policy=Rerender(then=Caveat()),
             evidence=EvidenceSources(brief=FromState("brief")),
         )
         ```

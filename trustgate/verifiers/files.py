@@ -66,9 +66,9 @@ class CitationReplay:
 
     Example:
         ```python
-        gate = TrustGate("inspect", reader=from_key("manifest"),
+        gate = TrustGate("inspect", reads=FromKey("manifest", model=ChangesManifest),
                          verifiers=[CitationReplay()],
-                         evidence=EvidenceSources(workspace="/repo"))
+                         evidence=EvidenceSources(workspace=FromState("repo")))
         ```
     """
 
