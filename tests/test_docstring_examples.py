@@ -251,3 +251,16 @@ def test_example(example: Example, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         asyncio.run(eval(code, run_ns))
     else:
         exec(code, run_ns)
+
+
+def test_api_docs_name_scenarios_by_what_they_do() -> None:
+    """The API reference renders these docstrings: no internal system names in them."""
+    from test_docs import INTERNAL
+
+    hits = []
+    for modname in PUBLIC_MODULES:
+        module = importlib.import_module(modname)
+        for owner, obj in _public_objects(module):
+            doc = obj.__doc__ if isinstance(obj, types.ModuleType) else inspect.getdoc(obj)
+            hits += [f"{modname}:{owner}: {m.group(0)}" for m in INTERNAL.finditer(doc or "")]
+    assert not hits, hits
