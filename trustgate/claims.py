@@ -30,7 +30,7 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class FileCitation(BaseModel):
-    """``{file, line, content}``: the file says *content* at *line* (a citation replayed against the file).
+    """``{file, line, content}``: the file says *content* at *line*; replayed against the file.
 
     ``line`` is 1-based. Out-of-range values are accepted here and fail in replay, so a
     model's bad line number becomes a finding rather than a crash.
