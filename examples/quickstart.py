@@ -1,6 +1,7 @@
 """Quickstart: put a trust gate behind a node of a graph you already have.
 
-The same code as the README quickstart; run it with ``python examples/quickstart.py``.
+A code-review reviewer approves with a citation that does not replay; the gate overrides
+the verdict. Run it with ``python examples/quickstart.py``.
 """
 
 import json

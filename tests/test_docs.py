@@ -474,7 +474,10 @@ also English: "beyond" in a sentence is fine, the capitalised product name is no
 
 
 def _user_facing_files() -> list[Path]:
-    return [*PAGES, ROOT / "examples" / "README.md", ROOT / "mkdocs.yml"]
+    examples = sorted((ROOT / "examples").glob("*.ipynb")) + sorted(
+        (ROOT / "examples").glob("*.py")
+    )
+    return [*PAGES, ROOT / "examples" / "README.md", *examples, ROOT / "mkdocs.yml"]
 
 
 @pytest.mark.parametrize(
