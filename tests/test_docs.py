@@ -69,7 +69,6 @@ NOT_RUN: dict[str, str] = {
     "make bench": "runs every benchmark for minutes; the figures quoted are their printed output",
     "make oracle": "runs LangGraph's own test suite (tens of minutes); "
     "tests/test_langgraph_oracle.py runs it",
-    "make unit": "runs the test suite this test is part of",
     "python bench/": "benchmarks run for minutes on a shared machine; the figures quoted are "
     "their printed output",
     "pytest": "runs the test file shown above it, which test_python_blocks_run writes out "
