@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "trustgate needs Python >= 3.11"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip uninstall --quiet --yes trustgate  # the distribution's old name
 	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp,agents,oracle,docs]'
 	touch $(STAMP)
 
@@ -34,7 +35,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check trustgate tests bench graphs examples
 
 typecheck: $(STAMP)
-	$(BIN)/mypy trustgate graphs
+	$(BIN)/mypy trustgate graphs tests/typecheck
 
 # The documentation site (docs/, mkdocs.yml), warnings as errors; its code blocks are run
 # by tests/test_docs.py.

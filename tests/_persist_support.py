@@ -17,11 +17,11 @@ from typing import Annotated, Any
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
+from trustgate._report import TrustReports
 from trustgate.graph import guard
-from trustgate.policy import Halt, Override, Review
-from trustgate.report import TrustReports
+from trustgate.policies import Halt, Override, Review
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
 __all__ = [
@@ -118,7 +118,7 @@ def worker_resume(url: str, thread: str, resume: Any, policy: str) -> None:
 
 def worker_acquire(url: str, root: str, barrier: Any, out: Any) -> None:
     """Acquire one locator and put it in the shared ledger right after the barrier."""
-    from trustgate.claims import Locator
+    from trustgate._claims import Locator
     from trustgate.errors import LedgerConflict
     from trustgate.evidence.ledger_postgres import PostgresLedger
     from trustgate.evidence.workspace import Workspace

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from trustgate import DEFAULT_RULES, Record, verify_draft
+from trustgate.drafts import DEFAULT_RULES, Record, verify_draft
 from trustgate.verifiers.relevance import CitationRelevanceRule
 
 DRAFTS = json.loads(

@@ -12,7 +12,8 @@ from importlib import resources
 
 import pytest
 
-from trustgate import ConfigurationError, Record, verify_draft
+from trustgate import ConfigurationError
+from trustgate.drafts import Record, verify_draft
 from trustgate.verifiers._claims import Reading, analyse, lexicon, parse_lexicon
 
 ENTRIES = lexicon().entries

@@ -12,7 +12,7 @@ import re
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from trustgate import Record, answer_gap, verify_draft
+from trustgate.drafts import Record, answer_gap, verify_draft
 from trustgate.testing import ScriptedChatModel, lying_model
 
 RECORD_TEXT = (

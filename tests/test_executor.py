@@ -16,7 +16,7 @@ from typing_extensions import TypedDict
 
 import trustgate
 from trustgate import _executor
-from trustgate.findings import Finding
+from trustgate._findings import Finding
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
 
@@ -115,7 +115,7 @@ def test_interpreter_exits_without_waiting_for_a_stuck_verifier() -> None:
     script = textwrap.dedent(
         """
         import time, trustgate
-        from trustgate.findings import Finding
+        from trustgate._findings import Finding
         from trustgate.verifiers.base import FunctionVerifier
         def stuck(c, e):
             time.sleep(60)

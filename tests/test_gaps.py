@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trustgate import InputError, Record, answer_gap, verify_draft
+from trustgate.drafts import Record, answer_gap, verify_draft
+from trustgate.errors import InputError
 from trustgate.verifiers.gaps import GAP_LABEL, TEMPLATE_WORDS, gap_question
 
 RECORD = Record.from_text(

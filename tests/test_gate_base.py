@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from trustgate._findings import Finding
 from trustgate.errors import ConfigurationError
-from trustgate.findings import Finding
 from trustgate.verifiers.base import (
     AsyncVerifier,
     Evidence,

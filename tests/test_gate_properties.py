@@ -7,10 +7,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
 from trustgate.errors import ConfigurationError
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
-from trustgate.policy import Caveat, Halt, Override
+from trustgate.policies import Caveat, Halt, Override
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
 OUTCOMES = st.sampled_from(["pass", "fail", "warn", "raise", "none", "bad_type"])

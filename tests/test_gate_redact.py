@@ -9,13 +9,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
+from trustgate._deprecated import stream
+from trustgate._gate import TrustGate
+from trustgate._report import TrustReports
 from trustgate.evidence.record import Record
-from trustgate.gate import TrustGate
 from trustgate.graph import guard
-from trustgate.policy import Redact
+from trustgate.policies import Redact
 from trustgate.readers import LastAIText
-from trustgate.report import TrustReports
-from trustgate.streaming import stream
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import EvidenceSources, FromState
 

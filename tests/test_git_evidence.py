@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 from _support import APP_PY, MakeRepo, git
 
-from trustgate import (
+from trustgate.errors import EvidenceRefused, GitError
+from trustgate.files import (
     ChangeClaim,
-    EvidenceRefused,
-    GitError,
     HashClaim,
     Locator,
     Workspace,

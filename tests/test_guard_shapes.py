@@ -18,14 +18,14 @@ from langgraph.types import CachePolicy, Command, RetryPolicy, Send, interrupt
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
+from trustgate._gate import TrustGate
+from trustgate._report import TrustReports, reports
 from trustgate.errors import ConfigurationError, GateHalted
-from trustgate.gate import TrustGate
-from trustgate.policy import Halt
+from trustgate.graph import guard
+from trustgate.policies import Halt
 from trustgate.readers import FromKey
-from trustgate.report import TrustReports, reports
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import EvidenceSources, FromContext
-from trustgate.wiring import guard
 
 LIAR = "return 42"
 
@@ -138,7 +138,7 @@ def test_parallel_guarded_nodes_one_lying_join_never_runs() -> None:
 
 
 def test_parallel_guarded_nodes_one_lying_overridden_join_sees_gated() -> None:
-    from trustgate.policy import Override
+    from trustgate.policies import Override
 
     app = guard(
         _pair_graph(TRUTH, LIE),
@@ -166,7 +166,7 @@ class PairIssues(TypedDict, total=False):
 def test_rerender_in_a_joined_branch_join_waits_for_the_release(
     replies: tuple[dict[str, Any], ...], expected: list[str]
 ) -> None:
-    from trustgate.policy import Rerender
+    from trustgate.policies import Rerender
 
     model = lying_model(*replies)
     g = StateGraph(PairIssues)
@@ -636,7 +636,7 @@ class Plain(TypedDict, total=False):
 
 
 async def test_gate_inside_subgraph_reports_reachable_without_parent_channel() -> None:
-    from trustgate.report import areports
+    from trustgate._report import areports
 
     inner = guard(reviewer_graph(lying_model(LIE, TRUTH)), {"reviewer": inspector()}).compile()
     g = StateGraph(Plain)
@@ -716,7 +716,7 @@ def _messages_graph(text: str) -> StateGraph[Any, Any, Any, Any]:
 
 
 def _text_gate() -> TrustGate:
-    from trustgate.findings import Finding
+    from trustgate._findings import Finding
     from trustgate.readers import LastAIText
     from trustgate.verifiers.base import FunctionVerifier
 
@@ -858,7 +858,7 @@ def test_update_state_as_guarded_node_is_applied_like_langgraph(
 
 
 def test_review_gate_inside_subgraph_resumed_through_parent() -> None:
-    from trustgate.policy import Review as ReviewPolicy
+    from trustgate.policies import Review as ReviewPolicy
 
     calls: list[str] = []
     inner = guard(
@@ -878,7 +878,7 @@ def test_review_gate_inside_subgraph_resumed_through_parent() -> None:
 
 
 def test_parallel_review_gates_pause_together_and_resume() -> None:
-    from trustgate.policy import Review as ReviewPolicy
+    from trustgate.policies import Review as ReviewPolicy
 
     app = guard(
         _pair_graph(LIE, TRUTH),

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trustgate import _limits
-from trustgate.claims import parse_manifest
+from trustgate._claims import parse_manifest
 from trustgate.errors import ClaimParseError, ClaimTooLarge, InputError
 from trustgate.evidence.brief import Brief, EvidenceSet
 from trustgate.evidence.workspace import Workspace

@@ -26,7 +26,8 @@ from typing import Any
 import pytest
 from _persist_support import LIE, build_graph, cfg, worker_acquire, worker_invoke, worker_resume
 
-from trustgate import Artifact, ArtifactIntegrityError, LedgerConflict, PostgresLedger
+from trustgate.errors import ArtifactIntegrityError, LedgerConflict
+from trustgate.files import Artifact, PostgresLedger
 from trustgate.persistence import connect
 
 SPAWN = multiprocessing.get_context("spawn")

@@ -29,7 +29,7 @@ sys.meta_path.insert(0, NoSdk())
 
 import trustgate
 from trustgate import otel
-from trustgate.wiring import guard
+from trustgate.graph import guard
 from trustgate.testing import lying_model
 from _gate_support import LIE, inspector, reviewer_graph
 

@@ -23,7 +23,9 @@ def cfg(thread: str) -> Any:
 
 
 def test_plugin_is_registered_through_the_entry_point(request: pytest.FixtureRequest) -> None:
-    assert request.config.pluginmanager.get_plugin("trustgate") is trustgate.testing
+    import trustgate._pytest_plugin
+
+    assert request.config.pluginmanager.get_plugin("trustgate") is trustgate._pytest_plugin
 
 
 def test_span_fixture_collects_spans(trustgate_spans: Any) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from trustgate import EvidenceRefused, Workspace
-from trustgate.errors import ConfigurationError, TrustgateError
+from trustgate.errors import ConfigurationError, EvidenceRefused, TrustgateError
+from trustgate.files import Workspace
 
 
 @pytest.fixture

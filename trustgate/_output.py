@@ -259,7 +259,10 @@ def _safe_eq(a: Any, b: Any) -> bool:
         return True
     try:
         same = a == b
-    except Exception:  # an __eq__ that raises: not provably unchanged
+    except Exception as exc:  # an __eq__ that raises: not provably unchanged
+        logger.warning(
+            "comparing a %s raised %s: treated as changed", type(a).__name__, type(exc).__name__
+        )
         return False
     return same is True
 

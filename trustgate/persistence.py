@@ -61,9 +61,10 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from trustgate._meta import install_hint
+from trustgate._report import REPORTS_KEY, Report
 from trustgate.errors import ConfigurationError, InputError, LangGraphCompatibilityError
 from trustgate.evidence.ledger import ArtifactLedger, SqliteLedger
-from trustgate.report import REPORTS_KEY, Report
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -520,7 +521,7 @@ def _pg() -> Any:
         from trustgate import _persistence_pg
     except ImportError as exc:
         raise ConfigurationError(
-            f"PostgreSQL needs the 'postgres' extra: pip install 'trustgate[postgres]' ({exc})"
+            f"PostgreSQL needs the 'postgres' extra: {install_hint('postgres')} ({exc})"
         ) from None
     return _persistence_pg
 

@@ -475,16 +475,15 @@ def assert_lie_blocked(
     """Run a guarded graph with a lying model; assert the lie never got downstream.
 
     ``lies`` are text fragments that only the lie contains (an invented cause, a
-    fabricated citation, a forged tool argument). The graph is streamed through
-    :func:`trustgate.streaming.stream` (guarded nodes' tokens held until their gate
-    releases them) in ``messages``, ``updates``, ``values`` and ``custom`` modes, with
-    subgraphs; every item is searched, and so is the final checkpointed state. Only
-    the audit record is exempt: ``trust_reports``, the gates' own ``custom`` report
-    events and interrupt payloads name the lie on purpose. A halt (``GateHalted``)
-    counts as blocked. ``resume`` answers interrupts (one value, or a list used in
-    order), e.g. ``{"type": "reject", "by": "test"}``. With ``require_catch`` (the
-    default) some gate must have acted (a decision other than ``pass``): a lie that
-    was never in the output proves nothing.
+    fabricated citation, a forged tool argument). The graph is streamed (its guarded
+    nodes hold their tokens until their gates release them) in ``messages``,
+    ``updates``, ``values`` and ``custom`` modes, with subgraphs; every item is
+    searched, and so is the final checkpointed state. Only the audit record is exempt:
+    ``trust_reports``, the gates' own ``custom`` report events and interrupt payloads
+    name the lie on purpose. A halt (``GateHalted``) counts as blocked. ``resume``
+    answers interrupts (one value, or a list used in order), e.g. ``{"type": "reject",
+    "by": "test"}``. With ``require_catch`` (the default) some gate must have acted (a
+    decision other than ``pass``): a lie that was never in the output proves nothing.
 
     Raises :class:`LieNotBlocked` (an ``AssertionError``) naming where the lie
     surfaced; returns a :class:`LieCheck` for further assertions.
@@ -505,9 +504,8 @@ def assert_lie_blocked(
     """
     from langgraph.types import Command
 
+    from trustgate._report import Report, reports
     from trustgate.errors import GateHalted
-    from trustgate.report import Report, reports
-    from trustgate.streaming import stream
 
     wanted = [lies] if isinstance(lies, str) else [x for x in lies if x]
     if not wanted:
@@ -522,8 +520,8 @@ def assert_lie_blocked(
     current: Any = inputs
     for _round in range(21):
         try:
-            for ns, mode, data in stream(
-                graph, current, config, stream_mode=list(stream_mode), subgraphs=True
+            for ns, mode, data in graph.stream(
+                current, config, stream_mode=list(stream_mode), subgraphs=True
             ):
                 seen += 1
                 if mode == "custom" and isinstance(data, dict) and "trustgate" in data:
@@ -574,15 +572,10 @@ def assert_lie_blocked(
     )
 
 
-# --- the pytest plugin (entry point ``pytest11: trustgate = trustgate.testing``) ---------
+# --- spans for tests (the pytest plugin's ``trustgate_spans`` fixture uses this) --------
 #
-# Fixtures for users' own mutation tests: an in-memory span exporter on the global
-# tracer provider, and factories for honest, lying and pipeline models.
-
-try:
-    import pytest as _pt
-except ImportError:  # pragma: no cover - pytest is only needed to use the plugin
-    _pt = None  # type: ignore[assignment]
+# The fixtures themselves live in :mod:`trustgate._pytest_plugin` (the ``pytest11``
+# entry point), which imports this module only when a test uses one.
 
 _SESSION_EXPORTER: Any = None
 _SESSION_PROVIDER: Any = None
@@ -614,46 +607,6 @@ def span_exporter() -> Any:
         provider.add_span_processor(SimpleSpanProcessor(_SESSION_EXPORTER))
         _SESSION_PROVIDER = provider
     return _SESSION_EXPORTER
-
-
-if _pt is not None:
-
-    @_pt.fixture
-    def trustgate_spans() -> Iterator[Any]:
-        """The spans finished during the test (``exporter.get_finished_spans()``).
-
-        Example:
-            ```python
-            def test_override_is_traced(trustgate_spans):
-                run_my_guarded_graph()
-                names = [s.name for s in trustgate_spans.get_finished_spans()]
-                assert "trustgate.gate inspector" in names
-            ```
-        """
-        exporter = span_exporter()
-        exporter.clear()
-        yield exporter
-        exporter.clear()
-
-    @_pt.fixture
-    def trustgate_lying_model() -> Callable[..., ScriptedChatModel]:
-        """Factory: ``trustgate_lying_model("reply", ...)`` → a lying scripted model."""
-        return lying_model
-
-    @_pt.fixture
-    def trustgate_honest_model() -> Callable[..., ScriptedChatModel]:
-        """Factory: ``trustgate_honest_model("reply", ...)`` → an honest scripted model."""
-        return honest_model
-
-    @_pt.fixture
-    def trustgate_pipeline_models() -> Callable[..., dict[str, ScriptedChatModel]]:
-        """Factory: ``trustgate_pipeline_models("postmortem", "inventing")`` → role → model."""
-        return pipeline_models
-
-    @_pt.fixture
-    def trustgate_assert_lie_blocked() -> Callable[..., LieCheck]:
-        """:func:`assert_lie_blocked`, as a fixture."""
-        return assert_lie_blocked
 
 
 __all__ += ["LieCheck", "LieNotBlocked", "assert_lie_blocked", "span_exporter"]

@@ -20,13 +20,13 @@ from typing import Any
 from langgraph.types import Command
 
 from trustgate import otel
+from trustgate._render import short
+from trustgate._report import Report, reports
 from trustgate.errors import GateHalted
 from trustgate.evidence.ledger import InMemoryLedger
 from trustgate.pipelines import code_review as code_review_pipeline
 from trustgate.pipelines import compliance, investigation, postmortem
 from trustgate.pipelines._common import Personality, load_json
-from trustgate.render import short
-from trustgate.report import Report, reports
 
 __all__ = ["SCENARIOS", "DemoRun", "claimed", "run_scenario"]
 

@@ -81,7 +81,7 @@ class _Progress:
 
 def _print_run(run: Any, colour: bool, passes: bool) -> None:
     from trustgate._demo.runner import claimed
-    from trustgate.render import paint, report_text
+    from trustgate._render import paint, report_text
 
     rule = "═" * 78
     print(paint(rule, "dim", colour))

@@ -15,10 +15,12 @@ Example::
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trustgate.cli import _common
-from trustgate.report import Report
+
+if TYPE_CHECKING:
+    from trustgate._report import Report
 
 
 def register(sub: Any) -> None:

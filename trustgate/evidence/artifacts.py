@@ -108,7 +108,7 @@ class Artifact(BaseModel):
         )
 
     def _repr_html_(self) -> str:
-        from trustgate.render import artifact_html
+        from trustgate._render import artifact_html
 
         return artifact_html(self)
 

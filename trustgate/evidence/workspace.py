@@ -20,7 +20,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from trustgate.claims import Locator
+from trustgate._claims import Locator
 from trustgate.errors import ConfigurationError, EvidenceRefused
 from trustgate.evidence import _paths, git
 from trustgate.evidence.artifacts import Artifact, file_artifact

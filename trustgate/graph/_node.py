@@ -23,10 +23,8 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 
-from trustgate._output import NodeOutput
-from trustgate.errors import GateHalted
-from trustgate.findings import Finding
-from trustgate.gate import (
+from trustgate._findings import Finding
+from trustgate._gate import (
     ChainResult,
     Context,
     TrustGate,
@@ -37,10 +35,12 @@ from trustgate.gate import (
     run_chain,
     run_verifier,
 )
+from trustgate._output import NodeOutput
+from trustgate._report import REPORTS_KEY, Report
+from trustgate.errors import GateHalted
 from trustgate.graph import _compat
 from trustgate.graph._streams import StreamHold
 from trustgate.policies._decision import Rerender
-from trustgate.report import REPORTS_KEY, Report
 
 __all__ = ["GuardedNode"]
 

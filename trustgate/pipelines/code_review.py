@@ -43,9 +43,10 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from trustgate.claims import ChangesManifest
+from trustgate._claims import ChangesManifest
+from trustgate._gate import TrustGate
+from trustgate._report import TrustReports, reports_from_state
 from trustgate.evidence.workspace import Workspace
-from trustgate.gate import TrustGate
 from trustgate.graph import guard
 from trustgate.pipelines._common import (
     ModelSpec,
@@ -57,7 +58,6 @@ from trustgate.pipelines._common import (
 )
 from trustgate.policies import OVERRIDE_NOTE, Override
 from trustgate.readers import FromKey
-from trustgate.report import TrustReports, reports_from_state
 from trustgate.verifiers.base import EvidenceSources, FromState
 from trustgate.verifiers.files import CitationReplay
 

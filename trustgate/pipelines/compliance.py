@@ -51,9 +51,10 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
+from trustgate._report import TrustReports, reports_from_state
 from trustgate.evidence.brief import Brief, EvidenceSet
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
 from trustgate.graph import guard
 from trustgate.pipelines._common import (
     ModelSpec,
@@ -64,7 +65,6 @@ from trustgate.pipelines._common import (
 )
 from trustgate.policies import Caveat, Rerender
 from trustgate.readers import FromKey
-from trustgate.report import TrustReports, reports_from_state
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
 from trustgate.verifiers.blind import ModelVerifier
 from trustgate.verifiers.contract import check_citations

@@ -46,8 +46,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
+from trustgate._gate import TrustGate
+from trustgate._report import TrustReports
 from trustgate.evidence.record import Record
-from trustgate.gate import TrustGate
 from trustgate.graph import guard
 from trustgate.pipelines._common import (
     ModelSpec,
@@ -58,7 +59,6 @@ from trustgate.pipelines._common import (
 )
 from trustgate.policies import Redact
 from trustgate.readers import FromKey
-from trustgate.report import TrustReports
 from trustgate.verifiers.base import EvidenceSources, FromState
 from trustgate.verifiers.gaps import GAP_LABEL, testimony_text
 

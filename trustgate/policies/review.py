@@ -6,6 +6,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from trustgate._report import Approval, OverrideRecord
 from trustgate.policies._decision import (
     Ask,
     CrossingView,
@@ -16,7 +17,6 @@ from trustgate.policies._decision import (
     Stop,
     reasons,
 )
-from trustgate.report import Approval, OverrideRecord
 
 __all__ = ["Review"]
 

@@ -18,8 +18,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
+from trustgate._findings import Finding
 from trustgate.errors import ConfigurationError
-from trustgate.findings import Finding
 from trustgate.verifiers.base import Evidence
 from trustgate.verifiers.verdict import parse_verdict
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from trustgate.claims import ChangeClaim
+from trustgate._claims import ChangeClaim
+from trustgate._findings import Finding, Severity
 from trustgate.errors import EvidenceRefused, GitError
 from trustgate.evidence import _paths
 from trustgate.evidence.workspace import Workspace
-from trustgate.findings import Finding, Severity
 
 __all__ = ["check_change_claim", "check_changed_files"]
 

@@ -13,10 +13,10 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
-from trustgate.claims import FileCitation, SelfReport, parse_manifest
+from trustgate._claims import FileCitation, SelfReport, parse_manifest
+from trustgate._findings import Finding, Severity
 from trustgate.errors import ClaimParseError, EvidenceRefused, GitError
 from trustgate.evidence.workspace import Workspace
-from trustgate.findings import Finding, Severity
 
 __all__ = ["DEFAULT_MIN_CHARS", "DEFAULT_WINDOW", "replay_citation", "replay_manifest"]
 

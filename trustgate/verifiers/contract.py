@@ -50,10 +50,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trustgate import _limits
+from trustgate._findings import Finding
 from trustgate._markdown import code_locator
 from trustgate.errors import ClaimTooLarge, InputError
 from trustgate.evidence.brief import ApprovedCitation, Brief
-from trustgate.findings import Finding
 from trustgate.verifiers.citation_patterns import (
     DEFAULT_CITATION_PATTERNS,
     CitationId,

@@ -31,9 +31,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from trustgate._findings import Finding
 from trustgate.errors import ConfigurationError, InputError
 from trustgate.evidence.record import Record
-from trustgate.findings import Finding
 from trustgate.verifiers._text import unsupported as _unsupported
 from trustgate.verifiers.gaps import GAP_LABEL, gap_question, testimony_text
 from trustgate.verifiers.rules import (
@@ -198,7 +198,7 @@ class DraftVerdict(BaseModel):
     """Sentences the rules cannot read, kept (without ``strict``) and reported."""
 
     def _repr_html_(self) -> str:
-        from trustgate.render import draft_verdict_html
+        from trustgate._render import draft_verdict_html
 
         return draft_verdict_html(self)
 

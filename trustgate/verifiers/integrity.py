@@ -71,10 +71,10 @@ from urllib.parse import unquote
 from pydantic import BaseModel, ConfigDict
 
 from trustgate import _limits
+from trustgate._findings import Finding
 from trustgate._markdown import code_locator, links
 from trustgate.errors import ClaimTooLarge, InputError
 from trustgate.evidence.brief import ApprovedPrice, EvidenceSet
-from trustgate.findings import Finding
 
 __all__ = [
     "VERIFIER",

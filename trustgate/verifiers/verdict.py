@@ -38,8 +38,8 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from trustgate._findings import Finding
 from trustgate.errors import VerdictError
-from trustgate.findings import Finding
 
 __all__ = ["MAX_VERDICT_CHARS", "Verdict", "VerdictIssue", "parse_verdict"]
 

@@ -364,7 +364,7 @@ def _patch_factory() -> None:
 @dataclass
 class Outcome:
     model_nodes: dict[str, int]
-    sample: Any  # trustgate.audit.SampleRun
+    sample: Any  # trustgate._audit._results.SampleRun
 
 
 class _Run:
@@ -374,7 +374,7 @@ class _Run:
         from langgraph.checkpoint.memory import InMemorySaver
         from langgraph.graph.state import CompiledStateGraph
 
-        from trustgate.audit import _builder_of
+        from trustgate._audit._discovery import _builder_of
         from trustgate.graph._compat import copy_builder
 
         graph = plan.graph
@@ -431,13 +431,14 @@ class _Run:
         return None
 
     def failed(self, exc: BaseException) -> None:
-        if isinstance(exc, GateHalted):
+        if isinstance(exc, GateHalted):  # an outcome, reported as one
             self.outcome, self.detail = "halted", str(exc)
         else:
+            logger.warning("audit: the sample run failed (reported as 'error')", exc_info=exc)
             self.outcome, self.detail = "error", f"{type(exc).__name__}: {exc}"
 
     def result(self) -> Outcome:
-        from trustgate.audit import SampleRun, SampleToolCall
+        from trustgate._audit._results import SampleRun, SampleToolCall
 
         first = self.detail.splitlines()[0] if self.detail else ""
         return Outcome(
@@ -458,7 +459,7 @@ class _Run:
 
 
 def _start(plan: Plan) -> _Run | Outcome:
-    from trustgate.audit import SampleRun
+    from trustgate._audit._results import SampleRun
 
     _install()
     try:
@@ -466,6 +467,7 @@ def _start(plan: Plan) -> _Run | Outcome:
     except TrustgateError:
         raise
     except Exception as exc:  # e.g. a builder that does not compile
+        logger.warning("audit: the sample run could not start", exc_info=True)
         detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
         return Outcome({}, SampleRun(outcome="error", detail=detail, run_tools=plan.run_tools))
 
