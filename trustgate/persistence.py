@@ -26,8 +26,9 @@ would log a report for a crossing the run then repeats under a new report id.
 Example:
     ```python
     import trustgate
+    from trustgate.persistence import connect
 
-    with trustgate.connect() as db:            # or connect("postgresql://...")
+    with connect() as db:                      # or connect("postgresql://...")
         app = trustgate.guard(builder, gates).compile(
             checkpointer=db.checkpointer, store=db.store
         )
@@ -392,7 +393,7 @@ class ReportHistory:
 
     Example:
         ```python
-        with trustgate.connect() as db:
+        with connect() as db:
             halted = [r for r in db.report_log.history(gate="inspector")
                       if r.decision == "halted"]
         ```
@@ -636,7 +637,7 @@ def connect(url: str | os.PathLike[str] | None = None) -> Persistence:
 
     Example:
         ```python
-        with trustgate.connect("postgresql://app@db/trust") as db:
+        with connect("postgresql://app@db/trust") as db:
             app = graph.compile(checkpointer=db.checkpointer, store=db.store)
         ```
     """
@@ -693,11 +694,11 @@ def aconnect(url: str | os.PathLike[str] | None = None) -> _AsyncConnect:
 
     Example:
         ```python
-        async with trustgate.aconnect() as db:
+        async with aconnect() as db:
             app = graph.compile(checkpointer=db.checkpointer, store=db.store)
             await app.ainvoke(inputs, config)
 
-        db = await trustgate.aconnect("postgresql://app@db/trust")
+        db = await aconnect("postgresql://app@db/trust")
         ```
     """
     return _AsyncConnect(url)
@@ -749,7 +750,7 @@ def history(
 
     Example:
         ```python
-        for r in trustgate.history(thread="t1", since="2h"):
+        for r in history(thread="t1", since="2h"):
             print(r.finished_at, r.gate, r.decision, [o.kind for o in r.overrides])
         ```
     """

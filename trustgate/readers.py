@@ -163,6 +163,8 @@ class FromKey(Generic[ValueT]):
 
     Example:
         ```python
+        from trustgate.files import ChangesManifest
+
         TrustGate("manifest", reads=FromKey("manifest", model=ChangesManifest), verifiers=[...])
         ```
     """

@@ -108,6 +108,8 @@ class Evidence:
 
     Example:
         ```python
+        from trustgate.files import Workspace
+
         ev = Evidence(workspace=Workspace("."))
         ws = ev.require("workspace")
         ```
@@ -145,6 +147,8 @@ class EvidenceSources:
 
     Example:
         ```python
+        from trustgate.contracts import Brief
+
         sources = EvidenceSources(
             workspace=FromContext("workspace"),
             record=FromState("record"),

@@ -66,6 +66,8 @@ class CitationReplay:
 
     Example:
         ```python
+        from trustgate.files import ChangesManifest
+
         gate = TrustGate("inspect", reads=FromKey("manifest", model=ChangesManifest),
                          verifiers=[CitationReplay()],
                          evidence=EvidenceSources(workspace=FromState("repo")))

@@ -179,7 +179,7 @@ def parse_verdict(raw: str) -> Verdict:
 
     Example:
         ```python
-        from trustgate import VerdictError, parse_verdict
+        from trustgate.contracts import VerdictError, parse_verdict
 
         assert parse_verdict('{"pass": false, "issues": ["cites clause 9.2"]}').passed is False
         try:
