@@ -16,6 +16,8 @@ import pytest
 from _otel import global_providers
 from _otlp_receiver import otlp_receiver
 
+pytestmark = pytest.mark.integration  # the README's blocks, an OTLP receiver
+
 README = Path(__file__).resolve().parent.parent / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
 ENDPOINTS = (

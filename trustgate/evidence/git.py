@@ -407,14 +407,6 @@ def resolve_revision(root: str, revision: str) -> str:
     return out.decode().strip()
 
 
-def is_repository(root: str) -> bool:
-    try:
-        _discover(root)
-    except GitError:
-        return False
-    return True
-
-
 @dataclass(frozen=True, slots=True)
 class _Entry:
     mode: str

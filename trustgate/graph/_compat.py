@@ -77,6 +77,10 @@ def check() -> None:
     for need in ("runnable", "retry_policy", "cache_policy", "metadata", "input_schema"):
         if need not in fields:
             problems.append(f"StateNodeSpec has no field {need!r}")
+    from langgraph.types import Command
+
+    if not callable(getattr(Command, "_update_as_tuples", None)):
+        problems.append("Command has no _update_as_tuples()")
     for cls, attr in ((StreamMessagesHandler, "stream"), (StreamToolCallHandler, "stream")):
         if attr not in cls.__init__.__code__.co_names and not hasattr(cls, attr):
             problems.append(f"{cls.__name__} has no {attr!r} sink")
@@ -291,6 +295,11 @@ def update_as_tuples(value: Any, keys: Sequence[str] | None) -> list[tuple[str, 
     return list(get_update_as_tuples(value, list(keys)))
 
 
+def command_update(cmd: Any) -> list[tuple[str, Any]]:
+    """The ``(key, value)`` writes of a ``Command``'s ``update`` (every form it takes)."""
+    return list(cmd._update_as_tuples())
+
+
 def is_parent_command(exc: BaseException) -> bool:
     from langgraph.errors import ParentCommand
 
@@ -301,15 +310,6 @@ def parent_command(cmd: Any) -> BaseException:
     from langgraph.errors import ParentCommand
 
     return ParentCommand(cmd)
-
-
-def for_this_graph(cmd: Any, config: Mapping[str, Any], node: str) -> bool:
-    """Whether a bubbling command is addressed to the graph that runs ``node`` (it was
-    raised inside ``node``, a subgraph, for ``node``'s own graph)."""
-    from langgraph._internal._config import recast_checkpoint_ns
-
-    ns = checkpoint_ns(config)
-    return bool(cmd.graph in (ns, recast_checkpoint_ns(ns), node))
 
 
 def runnable_callable(func: Callable[..., Any], afunc: Callable[..., Any] | None, name: str) -> Any:
@@ -390,11 +390,6 @@ def node_runnable(spec: Any) -> Any:
 def node_ends(spec: Any) -> Any:
     """Where a node may route with ``Command(goto=...)`` (``destinations``)."""
     return getattr(spec, "ends", None)
-
-
-def node_metadata(spec: Any) -> Mapping[str, Any]:
-    meta = getattr(spec, "metadata", None) or {}
-    return meta if isinstance(meta, Mapping) else {}
 
 
 def edges(builder: Any) -> set[tuple[str, str]]:

@@ -168,52 +168,6 @@ def _top_level_alternatives(fragment: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def _first_chars(seq: Any) -> set[str] | None:
-    """The characters a match of a parsed pattern can start with (``None``: any)."""
-    first, nullable = _first_of(seq)
-    return None if first is None or nullable else first
-
-
-def _first_of(seq: Any) -> tuple[set[str] | None, bool]:
-    acc: set[str] = set()
-    for op, av in seq:
-        if op is _c.LITERAL:
-            acc.add(chr(av))
-            return acc, False
-        if op is _c.IN:
-            for kind, arg in av:
-                if kind is _c.LITERAL:
-                    acc.add(chr(arg))
-                elif kind is _c.RANGE and arg[1] - arg[0] < 64:
-                    acc.update(chr(c) for c in range(arg[0], arg[1] + 1))
-                else:
-                    return None, False
-            return acc, False
-        if op in (_c.AT, _c.ASSERT, _c.ASSERT_NOT):
-            continue  # zero width
-        if op is _c.SUBPATTERN:
-            sub, nullable = _first_of(av[-1])
-        elif op is _c.BRANCH:
-            sub, nullable = set(), False
-            for branch in av[1]:
-                part, n = _first_of(branch)
-                if part is None:
-                    return None, False
-                sub |= part
-                nullable = nullable or n
-        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
-            sub, nullable = _first_of(av[2])
-            nullable = nullable or av[0] == 0
-        else:
-            return None, False
-        if sub is None:
-            return None, False
-        acc |= sub
-        if not nullable:
-            return acc, False
-    return acc, True
-
-
 def _ends_at_word_start(seq: Any, before: bool) -> bool:
     """Whether what follows a match of ``seq`` begins a word (it ends on a space...)."""
     state = before
