@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -346,6 +347,13 @@ def test_product_code_uses_no_deprecated_module_or_root_name() -> None:
                 for alias in node.names:
                     if alias.name in DEPRECATED_MODULES:
                         problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: {alias.name}")
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "trustgate"
+                and node.attr in deprecated_names
+            ):
+                problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: trustgate.{node.attr}")
     assert not problems, "\n".join(problems)
 
 
@@ -363,6 +371,13 @@ def test_notebooks_use_no_deprecated_import() -> None:
                 if isinstance(node, ast.ImportFrom) and node.module == "trustgate":
                     bad = [a.name for a in node.names if a.name in trustgate._DEPRECATED]
                     problems += [f"{nb.name}: trustgate.{n}" for n in bad]
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == "trustgate"
+                    and node.attr in trustgate._DEPRECATED
+                ):
+                    problems.append(f"{nb.name}: trustgate.{node.attr}")
     assert not problems, problems
 
 
@@ -380,3 +395,34 @@ def test_install_hints_name_the_distribution() -> None:
     from trustgate._meta import install_hint
 
     assert install_hint("otlp") == "pip install 'langgraph-trustgate[otlp]'"
+
+
+# --- no internal scenario names in what users read -------------------------------------
+
+_INTERNAL = re.compile(r"(?i:\bseeds?\b)|Colony|Anvil|ADR-0008|Beyond's")
+
+
+def test_cli_help_names_scenarios_by_what_they_do() -> None:
+    from trustgate.cli import build_parser
+
+    parser = build_parser()
+    texts = [parser.format_help()]
+    for action in parser._subparsers._group_actions:  # type: ignore[union-attr]
+        texts += [sub.format_help() for sub in action.choices.values()]
+    found = [m.group(0) for t in texts for m in _INTERNAL.finditer(t)]
+    assert not found, found
+
+
+def test_docstrings_name_scenarios_by_what_they_do() -> None:
+    """Docstrings become the API reference."""
+    found: list[str] = []
+    for path in sorted(ROOT.glob("trustgate/**/*.py")):
+        if "_demo/data" in str(path):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node) or ""
+                found += [
+                    f"{path.relative_to(ROOT)}: {m.group(0)}" for m in _INTERNAL.finditer(doc)
+                ]
+    assert not found, found

@@ -1,6 +1,6 @@
 """Scripted chat models for mutation tests.
 
-A control is only real once you have watched it stop something (seed 002). These
+A control is only real once you have watched it stop something. These
 models stand in for a real LLM: they return exactly what the test scripted — an
 honest answer or a confident lie — so a test can assert the lie never got through.
 They speak the full chat-model interface (sync, async, token streaming, tool calls,
@@ -247,7 +247,7 @@ def _mode(personality: str) -> Literal["honest", "lying"]:
 
 
 def code_review_models(personality: str = "inventing") -> dict[str, ScriptedChatModel]:
-    """Seed 000's builder and inspector.
+    """The code review's builder and inspector.
 
     The inventing builder closes review items with invented citations (content the
     file does not hold, a file that does not exist) and names a changed file that is
@@ -283,7 +283,7 @@ def code_review_models(personality: str = "inventing") -> dict[str, ScriptedChat
 
 
 def investigation_models(personality: str = "inventing") -> dict[str, ScriptedChatModel]:
-    """Seed 001's investigator: proposes field values grounded by locators.
+    """The incident investigation's investigator: proposes field values grounded by locators.
 
     The inventing investigator writes its own excerpt into a locator, points past the
     end of a file, cites a file outside the case's scope, and grounds a value only in
@@ -297,7 +297,7 @@ def investigation_models(personality: str = "inventing") -> dict[str, ScriptedCh
 
 
 def postmortem_models(personality: str = "inventing") -> dict[str, ScriptedChatModel]:
-    """Seed 002's drafter: the inventing one fills the record's silence with a cause.
+    """The postmortem's drafter: the inventing one fills the record's silence with a cause.
 
     Its draft says the pool was exhausted *because* the deploy doubled worker
     concurrency (uncited), hedges about a June cost review (cited, still a guess), and
@@ -313,7 +313,7 @@ _REVISE = "ISSUES TO FIX:"
 
 
 def compliance_models(personality: str = "inventing") -> dict[str, ScriptedChatModel]:
-    """Seed 004's planner, executor and blind verifier.
+    """Compliance drafting's planner, executor and blind verifier.
 
     The inventing executor cites ISO/IEC 27001 clauses 9.2 and 9.3, which the brief
     never approved (and still cites 9.2 after the re-render), and quotes a price and

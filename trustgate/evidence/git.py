@@ -1,7 +1,7 @@
 """Real git, asked through its machine-readable interfaces (``-z``, ``ls-tree``, ``cat-file``).
 
 Used for two claims only the repository can settle: what a file held at a revision,
-and which files changed since a base. Both are recomputed on every call (seed 000:
+and which files changed since a base. Both are recomputed on every call (code review:
 a manifest carried over from an earlier round was the bug).
 
 **Nothing in the repository can make git run a program.** The agent whose claims are

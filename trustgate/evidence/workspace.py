@@ -224,7 +224,7 @@ class Workspace:
     def acquire(
         self, locator: Locator, ledger: ArtifactLedger | None = None, *, use_cache: bool = False
     ) -> Artifact:
-        """Read the bytes a locator points at and freeze them as an ``Artifact`` (seed 001).
+        """Read the bytes a locator points at and freeze them as an ``Artifact``.
 
         Scope check, exact bytes (at the pinned revision through git, else the working
         tree), range check against the real file, sha256 of the excerpt bytes, id from

@@ -515,3 +515,51 @@ def durable(fn: Callable[[Any], Any], name: str) -> Callable[[Any], Any]:
     from langgraph.func import task
 
     return cast(Callable[[Any], Any], task(name=name)(cast(Any, fn)))
+
+
+# --- LangChain internals the audit's sample run touches ---------------------------------
+#
+# The sample run (trustgate._audit._sample_run) replaces chat models and tools while it
+# runs a copy of a graph. It patches LangChain's public entry points (BaseChatModel
+# generate/agenerate/stream/astream, BaseTool run/arun); the three things below are not
+# public, and are reached only through these functions.
+
+
+def structured_output_schema(kwargs: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The JSON schema a ``with_structured_output`` request carries to ``generate``
+    (LangChain passes it as the ``ls_structured_output_format`` keyword), or ``None``."""
+    structured = kwargs.get("ls_structured_output_format")
+    schema = structured.get("schema") if isinstance(structured, Mapping) else None
+    return schema if isinstance(schema, Mapping) else None
+
+
+def run_node(metadata: Mapping[str, Any] | None) -> str | None:
+    """The top-level graph node a model or tool run belongs to, from the run metadata
+    LangGraph attaches (``langgraph_checkpoint_ns``, ``langgraph_node``)."""
+    md = metadata or {}
+    ns = md.get("langgraph_checkpoint_ns") or md.get("checkpoint_ns")
+    node = md.get("langgraph_node")
+    if isinstance(ns, str) and ns:
+        node = ns.split("|", 1)[0].split(":", 1)[0] or node
+    return node if isinstance(node, str) and node else None
+
+
+def wrap_chat_model_factory(
+    wrap: Callable[[Callable[..., Any]], Callable[..., Any]],
+) -> bool:
+    """Replace the helper ``langchain.chat_models.init_chat_model`` builds a provider's
+    model through (``_init_chat_model_helper``) with ``wrap(helper)``. ``False`` when
+    langchain is not installed or has no such helper (nothing is replaced)."""
+    try:
+        from langchain.chat_models import base
+    except ImportError:  # langchain not installed: no init_chat_model to stub
+        return False
+    helper = getattr(base, "_init_chat_model_helper", None)
+    if not callable(helper):
+        logger.warning(
+            "langchain's init_chat_model has no _init_chat_model_helper: models it builds "
+            "are not replaced by the audit's sample run (only stubbed when called)"
+        )
+        return False
+    base._init_chat_model_helper = wrap(helper)
+    return True

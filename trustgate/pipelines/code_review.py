@@ -1,4 +1,4 @@
-"""Seed 000 (Colony's Inspector) as a LangGraph graph: citations replayed, verdicts overridden.
+"""Code review as a LangGraph graph: citations replayed, verdicts overridden.
 
 The flow, one review round at a time::
 
@@ -8,7 +8,7 @@ The flow, one review round at a time::
 
 * ``pickup`` recomputes the changed-file list from git on **every** round and clears
   the previous round's manifest, so nothing about repository state is carried over
-  from an earlier round (seed 000's stale-manifest bug, #703/#931).
+  from an earlier round (the stale-manifest bug).
 * ``builder`` (a chat model, structured output) writes the changes manifest:
   ``already_correct`` items must cite ``{file, line, content}``; ``changed`` items
   name files that must be in the real diff.
@@ -163,7 +163,7 @@ def build(
 
 
 def inspector_gate() -> TrustGate:
-    """The trust boundary in front of the inspector's verdict (seed 000)."""
+    """The trust boundary in front of the inspector's verdict."""
     return TrustGate(
         "evidence_replay",
         reads=FromKey("reviewed_manifest", model=ChangesManifest),

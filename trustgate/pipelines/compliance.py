@@ -1,4 +1,4 @@
-"""Seed 004 (Beyond's blind verifier) as a LangGraph graph: a closed list beats a pass.
+"""Compliance drafting as a LangGraph graph: a closed list beats a model's pass.
 
 The flow, one planned step at a time::
 
@@ -151,7 +151,7 @@ def _integrity(claims: Any, evidence: Evidence) -> list[Finding]:
 
 
 def blind_gate(verifier_model: BaseChatModel, *, timeout: float | None = 60.0) -> TrustGate:
-    """Closed-list citations, URL/price integrity, then the blind model verifier (seed 004)."""
+    """Closed-list citations, URL/price integrity, then the blind model verifier."""
     return TrustGate(
         "blind_verifier",
         reads=FromKey("draft"),

@@ -1,4 +1,4 @@
-"""Seed 001 (Anvil ADR-0008) as a LangGraph graph: the agent locates, trustgate reads.
+"""Incident investigation as a LangGraph graph: the agent locates, trustgate reads.
 
 The flow::
 

@@ -1,4 +1,4 @@
-"""Seed 002 (the postmortem verifier) as a LangGraph graph: delete what cannot be cited.
+"""A postmortem as a LangGraph graph: delete what cannot be cited, ask about the gaps.
 
 The flow::
 
@@ -110,7 +110,7 @@ def _answer(text: str, gap_id: str, answer: str, author: str) -> tuple[str, str]
 
 
 def redact_gate() -> TrustGate:
-    """The trust boundary on the draft: delete what the record cannot back (seed 002)."""
+    """The trust boundary on the draft: delete what the record cannot back."""
     return TrustGate(
         "record_citations",
         reads=FromKey("draft"),

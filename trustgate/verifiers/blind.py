@@ -1,4 +1,4 @@
-"""The model verifier: seed 004's blind verifier as a gate step.
+"""The model verifier: a blind, strictly parsed model judgment as a gate step.
 
 It is the one verifier that calls a model, so it is fenced in: it sees only the
 brief and the draft (never the producer's prompt, sources or state), its reply must
@@ -45,7 +45,7 @@ def _render(value: Any) -> str:
 
 
 class ModelVerifier:
-    """A strict, source-blind model verifier (seed 004).
+    """A strict, source-blind model verifier.
 
     The draft is the gate's claims (e.g. ``LastAIText()``); the brief comes from the
     gate's ``brief`` evidence. Nothing else reaches the model.

@@ -1,4 +1,4 @@
-"""Seed 002's postmortem verifier: delete what the record cannot back, leave a gap.
+"""The postmortem verifier: delete what the record cannot back, leave a gap.
 
 A drafting model is asked to cite every claim to a line of the pasted record with
 markers like ``[[12]]``, ``[[12, 14]]`` or ``[[12]][[14]]``. Asking is a request;

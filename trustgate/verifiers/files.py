@@ -59,7 +59,7 @@ def _workspace(evidence: Evidence) -> Workspace:
 
 
 class CitationReplay:
-    """Replay a changes manifest's citations and changed files (seed 000).
+    """Replay a changes manifest's citations and changed files (code review).
 
     Claims: a ``ChangesManifest``, a list of ``SelfReport`` items, or the model's raw
     JSON. Evidence: ``workspace`` (a ``Workspace`` or a path).
@@ -178,7 +178,7 @@ def _with_detail(finding: Finding, **extra: Any) -> Finding:
 class GroundingCheck:
     """Acquire the evidence a proposal points at, then hold each field to its trust bar.
 
-    Seed 001's investigation gate. Claims map a field to ``{"value": ..., "evidence":
+    The incident investigation's gate. Claims map a field to ``{"value": ..., "evidence":
     [...]}`` where each evidence entry is a file locator (``{"path", "start_line",
     "end_line", "revision"}``), an external locator (``{"source", "uri"}``) or the id of
     an artifact already in the ledger. The agent locates; the gate reads, hashes and

@@ -1,6 +1,6 @@
 """Sentence rules for drafts: which class of sentence can hurt you, as data.
 
-Seed 002's lesson is "decide which class of sentence can hurt you": for a postmortem
+The postmortem's lesson is "decide which class of sentence can hurt you": for a postmortem
 it is causal claims and speculation, for an audit summary compliance assertions, for
 a chronology datetimes. A :class:`SentenceRule` is one such class. The shipped
 causal and hedge rules read sentence *constructions* (:mod:`trustgate.verifiers._claims`)
@@ -711,7 +711,7 @@ class _ConstructionRule(SentenceRule):
 
 
 class CausalRule(_ConstructionRule):
-    """Seed 002's first law: a sentence asserting a cause needs a valid citation.
+    """The postmortem's first law: a sentence asserting a cause needs a valid citation.
 
     Reads the causal construction (connective, causative verb with a non-human
     subject, outcome noun, cause label), never a question or a statement about the
@@ -729,7 +729,7 @@ class CausalRule(_ConstructionRule):
 
 
 class HedgeRule(_ConstructionRule):
-    """Seed 002's third law: speculation is deleted even when cited."""
+    """The postmortem's third law: speculation is deleted even when cited."""
 
     _side = "hedge"
     deletes_cited = True
