@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import json
 import re
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -426,3 +428,41 @@ def test_docstrings_name_scenarios_by_what_they_do() -> None:
                     f"{path.relative_to(ROOT)}: {m.group(0)}" for m in _INTERNAL.finditer(doc)
                 ]
     assert not found, found
+
+
+_EXAMPLE = re.compile(r"```python\n(.*?)```", re.S)
+
+
+def test_docstring_examples_parse_and_import_what_exists() -> None:
+    """Every example in a docstring is valid Python, and what it imports from
+    trustgate exists (examples are fragments: names they only use are placeholders)."""
+    problems: list[str] = []
+    for path in sorted(ROOT.glob("trustgate/**/*.py")):
+        if "_demo/data" in str(path):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)):
+                continue
+            for block in _EXAMPLE.findall(ast.get_docstring(node) or ""):
+                code = textwrap.indent(textwrap.dedent(block), "    ")
+                where = f"{path.relative_to(ROOT)}: {getattr(node, 'name', 'module')}"
+                try:  # inside a coroutine, so `await` and `return` fragments parse too
+                    tree = ast.parse(f"async def _example():\n{code}")
+                except SyntaxError as exc:
+                    problems.append(f"{where}: {exc}")
+                    continue
+                for imp in ast.walk(tree):
+                    if isinstance(imp, ast.ImportFrom) and (imp.module or "").startswith(
+                        "trustgate"
+                    ):
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore", DeprecationWarning)
+                            module = importlib.import_module(str(imp.module))
+                        for a in imp.names:
+                            if imp.module == "trustgate" and a.name in trustgate._DEPRECATED:
+                                problems.append(f"{where}: trustgate.{a.name} is deprecated")
+                            elif not hasattr(module, a.name) and (
+                                importlib.util.find_spec(f"{imp.module}.{a.name}") is None
+                            ):
+                                problems.append(f"{where}: {imp.module}.{a.name} does not exist")
+    assert not problems, "\n".join(problems)

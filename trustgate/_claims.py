@@ -86,7 +86,7 @@ class SelfReport(_Claim):
 
     Example:
         ```python
-        from trustgate import FileCitation, SelfReport
+        from trustgate.files import FileCitation, SelfReport
 
         item = SelfReport(item="validate input", status="already_correct",
                           evidence=[FileCitation(file="app.py", line=3, content="if not x:")])
@@ -121,7 +121,7 @@ class Locator(_Claim):
 
     Example:
         ```python
-        from trustgate import Locator
+        from trustgate.files import Locator
 
         assert Locator.parse("src/app.py:10-12") == Locator(path="src/app.py", start_line=10,
                                                             end_line=12)

@@ -28,7 +28,7 @@ class Record(BaseModel):
 
     Example:
         ```python
-        from trustgate import Record
+        from trustgate.drafts import Record
 
         record = Record.from_text("14:02 latency p99 9.2s\\n14:03 alert fired\\n")
         assert record.ids == frozenset({"1", "2"})

@@ -92,7 +92,7 @@ class Workspace:
     Example:
         ```python
         import tempfile, pathlib
-        from trustgate import FileCitation, Workspace, replay_citation
+        from trustgate.files import FileCitation, Workspace, replay_citation
 
         root = pathlib.Path(tempfile.mkdtemp())
         (root / "app.py").write_text("def handler(event):\\n    return validate(event)\\n")

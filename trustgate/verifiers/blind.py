@@ -52,10 +52,18 @@ class ModelVerifier:
 
     Example:
         ```python
+        from trustgate.contracts import check_citations
+
+        def closed_list(draft, evidence):
+            return check_citations(draft, evidence.require("brief"))
+
         TrustGate(
             "blind",
             reads=LastAIText(),
-            verifiers=[ContractCheck(), ModelVerifier(verifier_model, timeout=60)],
+            verifiers=[
+                FunctionVerifier(closed_list, timeout=30),
+                ModelVerifier(verifier_model, timeout=60),
+            ],
             policy=Rerender(to="writer", then=Caveat()),
             evidence=EvidenceSources(brief=FromState("brief")),
         )

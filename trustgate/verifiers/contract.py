@@ -287,7 +287,7 @@ def check_citations(
 
     Example:
         ```python
-        from trustgate import Brief, check_citations
+        from trustgate.contracts import Brief, check_citations
 
         brief = Brief(citations=["ISO/IEC 27001:2022 Annex A 5.9"])
         draft = "Per A.5.9 we keep a register; audits follow ISO 27001 clauses 9.2 and 9.3."

@@ -171,7 +171,7 @@ class DraftVerdict(BaseModel):
 
     Example:
         ```python
-        from trustgate import Record, verify_draft
+        from trustgate.drafts import Record, verify_draft
 
         record = Record.from_text("14:02 checkout p99 9.2s\\n14:05 deploy 4411 rolled back\\n")
         verdict = verify_draft(
@@ -407,7 +407,7 @@ def verify_draft(
 
     Example:
         ```python
-        from trustgate import FiguresRule, DEFAULT_RULES, Record, verify_draft
+        from trustgate.drafts import FiguresRule, DEFAULT_RULES, Record, verify_draft
 
         record = Record.from_text("14:02 checkout p99 latency 9.2 seconds\\n")
         verdict = verify_draft(
@@ -633,7 +633,7 @@ def answer_gap(verdict: DraftVerdict, gap_id: str, answer: str, author: str) -> 
 
     Example:
         ```python
-        from trustgate import Record, answer_gap, verify_draft
+        from trustgate.drafts import Record, answer_gap, verify_draft
 
         verdict = verify_draft("Latency rose at 14:02. The cache caused it.", Record())
         closed = answer_gap(verdict, verdict.gaps[0].id, "A cache flush at 14:01.", "Dana (SRE)")

@@ -19,7 +19,7 @@ It is off by default: turn it on after reading its false-positive rate in
 
 Example:
     ```python
-    from trustgate import DEFAULT_RULES, FiguresRule, Record, verify_draft
+    from trustgate.drafts import DEFAULT_RULES, FiguresRule, Record, verify_draft
 
     record = Record.from_text("14:02 checkout p99 latency 9.2 seconds\\n")
     verdict = verify_draft("Latency hit 12 seconds at 14:02. [[1]]", record,

@@ -66,9 +66,14 @@ class CitationReplay:
 
     Example:
         ```python
-        gate = TrustGate("inspect", reader=from_key("manifest"),
-                         verifiers=[CitationReplay()],
-                         evidence=EvidenceSources(workspace="/repo"))
+        from trustgate.files import ChangesManifest
+
+        gate = TrustGate(
+            "inspect",
+            reads=FromKey("manifest", model=ChangesManifest),
+            verifiers=[CitationReplay()],
+            evidence=EvidenceSources(workspace="/repo"),
+        )
         ```
     """
 

@@ -709,7 +709,7 @@ def check_integrity(draft: str, evidence: EvidenceSet | Mapping[str, Any]) -> li
 
     Example:
         ```python
-        from trustgate import EvidenceSet, check_integrity
+        from trustgate.contracts import EvidenceSet, check_integrity
 
         ev = EvidenceSet(urls=["https://example.com/pricing"], prices=["USD 1200"])
         draft = "Plans start at $1,200.00 (https://Example.com/pricing/). Enterprise: $5k."

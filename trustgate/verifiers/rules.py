@@ -14,7 +14,7 @@ which law it broke.
 
 Example:
     ```python
-    from trustgate import DEFAULT_RULES, PatternRule, Record, verify_draft
+    from trustgate.drafts import DEFAULT_RULES, PatternRule, Record, verify_draft
 
     compliance = PatternRule.from_patterns(
         "compliance", ["(?:is|are) (?:fully )?compliant", "meets all requirements"],

@@ -179,7 +179,8 @@ def parse_verdict(raw: str) -> Verdict:
 
     Example:
         ```python
-        from trustgate import VerdictError, parse_verdict
+        from trustgate.errors import VerdictError
+        from trustgate.contracts import parse_verdict
 
         assert parse_verdict('{"pass": false, "issues": ["cites clause 9.2"]}').passed is False
         try:
