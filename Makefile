@@ -1,5 +1,14 @@
 # The README's two commands: `make demo` and `make test`. Each sets itself up on a
 # fresh machine (a .venv with the package and everything its tests need).
+#
+#   make test   lint (ruff, formatting, dead code), mypy --strict, the docs build, then every
+#               test tier:
+#               unit, integration (PostgreSQL, Phoenix, MLflow, Chromium, notebooks,
+#               subprocess CLIs), bypass (the bypass matrix) and oracle (LangGraph's own
+#               suite against guarded graphs, ~4 min). What CI runs.
+#   make unit   the unit tier only: in-process tests, no server to install or start
+#               (2,000 tests, about 3 minutes on two shared cores against about 8 for
+#               everything; the tiers are pytest markers, see tests/conftest.py).
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -11,7 +20,7 @@ MLFLOW_VENV   ?= .mlflow-venv
 MLFLOW_STAMP  := $(MLFLOW_VENV)/.trustgate-mlflow-installed
 CHROMIUM      ?= /usr/bin/chromium
 
-.PHONY: demo test lint typecheck docs unit bench clean phoenix-venv mlflow-venv chromium backends oracle
+.PHONY: demo test lint typecheck docs tests unit bench clean phoenix-venv mlflow-venv chromium backends oracle
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "trustgate needs Python >= 3.11"'
@@ -28,11 +37,12 @@ demo: $(STAMP)
 # side, then the checks run in order.
 test:
 	$(MAKE) --no-print-directory -j4 $(STAMP) $(PHOENIX_STAMP) $(MLFLOW_STAMP) chromium
-	$(MAKE) --no-print-directory lint typecheck docs unit
+	$(MAKE) --no-print-directory lint typecheck docs tests
 
 lint: $(STAMP)
 	$(BIN)/ruff check trustgate tests bench graphs examples
 	$(BIN)/ruff format --check trustgate tests bench graphs examples
+	$(BIN)/vulture  # dead code ([tool.vulture] in pyproject.toml)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy trustgate graphs tests/typecheck
@@ -42,8 +52,12 @@ typecheck: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
-unit: $(STAMP) backends
+# every tier
+tests: $(STAMP) backends
 	$(BIN)/python -m pytest -q
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q -m unit
 
 # The real components of the end-to-end telemetry tests, installed side by side.
 backends:

@@ -40,10 +40,11 @@ repo = make_sample_repository("code_review")  # a real git repository for the ex
 
 # --- the ten lines ---------------------------------------------------------------
 import trustgate  # noqa: E402  (kept here: these are the ten lines)
+from trustgate.files import ChangesManifest  # noqa: E402
 
 gate = trustgate.TrustGate(
     "evidence_replay",
-    reads=trustgate.FromKey("manifest", model=trustgate.ChangesManifest),
+    reads=trustgate.FromKey("manifest", model=ChangesManifest),
     verifiers=[trustgate.CitationReplay()],
     policy=trustgate.Override("review.verdict", "REQUEST_CHANGES", note_field="review.summary"),
     evidence=trustgate.EvidenceSources(workspace=trustgate.FromState("repo")),

@@ -32,6 +32,8 @@ from trustgate.files import (
     meets_trust_bar,
 )
 
+pytestmark = pytest.mark.unit
+
 TEXT = "line one\r\nline two\nline three\n"
 
 

@@ -15,6 +15,8 @@ import pytest
 
 from trustgate.cli import main
 
+pytestmark = pytest.mark.integration  # a subprocess CLI
+
 GRAPHS = """
 from dataclasses import dataclass
 from typing import Any

@@ -20,6 +20,8 @@ from trustgate.contracts import Brief, EvidenceSet, check_citations, check_integ
 from trustgate.verifiers.citation_patterns import extract_citations
 from trustgate.verifiers.contract import _faithful, _quote_after, _quote_before
 
+pytestmark = pytest.mark.unit
+
 BRIEF = Brief(
     citations=[
         {"id": "ISO/IEC 27001:2022 A.5.9", "text": "Inventory of information and other assets"},

@@ -16,6 +16,8 @@ from trustgate import ConfigurationError
 from trustgate.drafts import Record, verify_draft
 from trustgate.verifiers._claims import Reading, analyse, lexicon, parse_lexicon
 
+pytestmark = pytest.mark.unit
+
 ENTRIES = lexicon().entries
 
 

@@ -20,6 +20,8 @@ from trustgate.drafts import (
 )
 from trustgate.errors import InputError
 
+pytestmark = pytest.mark.unit
+
 RECORD = Record.from_text(
     "14:02:31 checkout p99 latency 9.2s\n"
     "14:03 alert CheckoutLatencyHigh fired\n"

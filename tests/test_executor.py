@@ -19,6 +19,8 @@ from trustgate import _executor
 from trustgate._findings import Finding
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
+pytestmark = pytest.mark.integration  # a subprocess interpreter
+
 
 class S(TypedDict, total=False):
     claim: str

@@ -20,6 +20,8 @@ from trustgate.verifiers.base import (
     verifier,
 )
 
+pytestmark = pytest.mark.unit
+
 
 @dataclass
 class Ctx:

@@ -24,6 +24,8 @@ from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, Funct
 from trustgate.verifiers.blind import ModelVerifier
 from trustgate.verifiers.contract import check_citations
 
+pytestmark = pytest.mark.unit
+
 BRIEF = Brief(citations=["ISO/IEC 27001:2022 clause 5.9"])
 CLEAN = "Keep an inventory of assets (ISO/IEC 27001:2022 clause 5.9)."
 INVENTED = CLEAN + " Audit it yearly per ISO/IEC 27001:2022 clause 9.2."

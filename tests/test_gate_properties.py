@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +13,8 @@ from trustgate._gate import TrustGate
 from trustgate.errors import ConfigurationError
 from trustgate.policies import Caveat, Halt, Override
 from trustgate.verifiers.base import Evidence, FunctionVerifier
+
+pytestmark = pytest.mark.unit
 
 OUTCOMES = st.sampled_from(["pass", "fail", "warn", "raise", "none", "bad_type"])
 POLICIES = st.sampled_from(["halt", "override", "caveat", "override_missing", "none"])

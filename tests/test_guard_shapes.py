@@ -27,6 +27,8 @@ from trustgate.readers import FromKey
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import EvidenceSources, FromContext
 
+pytestmark = pytest.mark.unit
+
 LIAR = "return 42"
 
 
@@ -730,21 +732,16 @@ def _text_gate() -> TrustGate:
 
 @pytest.mark.parametrize(("text", "ok"), [("It returns 1.", True), ("It returns zebras.", False)])
 async def test_streams_sync_and_async(text: str, ok: bool) -> None:
-    import trustgate
 
     app = guard(_messages_graph(text), {"writer": _text_gate()}).compile()
     for run in range(2):
         seen: list[Any] = []
         try:
             if run == 0:
-                for part in trustgate.stream(
-                    app, {"messages": [("user", "hi")]}, stream_mode=MODES
-                ):
+                for part in app.stream({"messages": [("user", "hi")]}, stream_mode=MODES):
                     seen.append(part)
             else:
-                async for part in trustgate.astream(
-                    app, {"messages": [("user", "hi")]}, stream_mode=MODES
-                ):
+                async for part in app.astream({"messages": [("user", "hi")]}, stream_mode=MODES):
                     seen.append(part)
         except GateHalted:
             assert not ok
@@ -901,7 +898,6 @@ def test_parallel_review_gates_pause_together_and_resume() -> None:
 
 @pytest.mark.parametrize(("text", "ok"), [("It returns 1.", True), ("It returns zebras.", False)])
 def test_token_stream_through_a_subgraph_with_a_gate(text: str, ok: bool) -> None:
-    import trustgate
 
     inner = guard(_messages_graph(text), {"writer": _text_gate()}).compile()
     g = StateGraph(Chat)
@@ -910,8 +906,8 @@ def test_token_stream_through_a_subgraph_with_a_gate(text: str, ok: bool) -> Non
     app = g.compile()
     seen: list[Any] = []
     try:
-        for part in trustgate.stream(
-            app, {"messages": [("user", "hi")]}, stream_mode=["messages", "updates"], subgraphs=True
+        for part in app.stream(
+            {"messages": [("user", "hi")]}, stream_mode=["messages", "updates"], subgraphs=True
         ):
             seen.append(part)
     except GateHalted:
@@ -925,14 +921,11 @@ def test_token_stream_through_a_subgraph_with_a_gate(text: str, ok: bool) -> Non
 
 @pytest.mark.parametrize(("text", "ok"), [("It returns 1.", True), ("It returns zebras.", False)])
 async def test_astream_events_hold_the_lie(text: str, ok: bool) -> None:
-    import trustgate
 
     app = guard(_messages_graph(text), {"writer": _text_gate()}).compile()
     seen: list[Any] = []
     try:
-        async for event in trustgate.astream_events(
-            app, {"messages": [("user", "hi")]}, version="v2"
-        ):
+        async for event in app.astream_events({"messages": [("user", "hi")]}, version="v2"):
             seen.append(event)
     except GateHalted:
         assert not ok

@@ -22,6 +22,8 @@ from trustgate.verifiers.contract import check_citations
 from trustgate.verifiers.files import CitationReplay
 from trustgate.verifiers.integrity import check_integrity
 
+pytestmark = pytest.mark.unit
+
 CITATION = {"file": "a.py", "line": 1, "content": "import os"}
 
 

@@ -30,6 +30,8 @@ from trustgate.errors import GateHalted, InputError
 from trustgate.files import Locator, PostgresLedger, SqliteLedger, Workspace
 from trustgate.persistence import DEFAULT_DATABASE, ENV_VAR, parse_since, resolve_url
 
+pytestmark = pytest.mark.integration  # real PostgreSQL
+
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:

@@ -30,6 +30,8 @@ from trustgate.errors import ArtifactIntegrityError, LedgerConflict
 from trustgate.files import Artifact, PostgresLedger
 from trustgate.persistence import connect
 
+pytestmark = pytest.mark.integration  # real PostgreSQL
+
 SPAWN = multiprocessing.get_context("spawn")
 
 

@@ -22,6 +22,8 @@ from trustgate.pipelines import PIPELINES, code_review, compliance, investigatio
 from trustgate.policies import OVERRIDE_NOTE
 from trustgate.testing import ScriptedChatModel, pipeline_models
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

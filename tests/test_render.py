@@ -16,6 +16,8 @@ from trustgate.evidence.workspace import Workspace
 from trustgate.pipelines import code_review
 from trustgate.verifiers.draft import verify_draft
 
+pytestmark = pytest.mark.unit
+
 
 def _report() -> Report:
     return Report(

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import json
-import subprocess
-import sys
+import re
+import textwrap
 import warnings
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import trustgate
+
+pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -244,24 +246,6 @@ DEPRECATED_MODULES = {
 }
 
 
-def _python(code: str) -> dict[str, Any]:
-    """Run ``code`` in a fresh interpreter; it prints one JSON object."""
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
-
-
-_LOADED = (
-    "import json, sys\n"
-    "heavy = ('langgraph', 'langchain', 'langchain_core', 'pydantic', 'opentelemetry')\n"
-    "def loaded():\n"
-    "    return sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in heavy})\n"
-)
-
-
 def test_root_is_exactly_the_documented_api() -> None:
     assert set(trustgate.__all__) == ROOT_API
     assert len(trustgate.__all__) == len(ROOT_API)  # no duplicates
@@ -326,23 +310,6 @@ def test_previous_root_submodules() -> None:
     assert "telemetry" in trustgate._DEPRECATED  # (its import warns: test_telemetry)
 
 
-def test_deprecated_modules_warn_and_name_the_new_place() -> None:
-    code = (
-        "import importlib, json, warnings\n"
-        f"mods = {sorted(DEPRECATED_MODULES)!r}\n"
-        "out = {}\n"
-        "for m in mods:\n"
-        "    with warnings.catch_warnings(record=True) as w:\n"
-        "        warnings.simplefilter('always')\n"
-        "        importlib.import_module(m)\n"
-        "    out[m] = [str(x.message) for x in w if x.category is DeprecationWarning]\n"
-        "print(json.dumps(out))\n"
-    )
-    got = _python(code)
-    for module, advice in DEPRECATED_MODULES.items():
-        assert any(module in m and advice in m for m in got[module]), (module, got[module])
-
-
 def test_old_module_paths_hold_the_same_objects() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -354,103 +321,6 @@ def test_old_module_paths_hold_the_same_objects() -> None:
     assert Finding is trustgate.Finding and Report is trustgate.Report
     assert TrustReports is graph.TrustReports
     assert TrustGateMiddleware is graph.TrustGateMiddleware
-
-
-def test_import_trustgate_imports_nothing_heavy() -> None:
-    got = _python(_LOADED + "import trustgate\nprint(json.dumps(loaded()))\n")
-    assert got == []
-
-
-def test_drafts_import_no_langgraph_and_no_langchain() -> None:
-    code = (
-        _LOADED + "from trustgate.drafts import Record, verify_draft\n"
-        "v = verify_draft('Latency rose at 14:02 [[1]]. The deploy caused it.',\n"
-        "                 Record.from_text('14:02 p99 9.2s'))\n"
-        "print(json.dumps({'loaded': loaded(), 'removed': len(v.removed)}))\n"
-    )
-    got = _python(code)
-    assert got["removed"] == 1
-    assert not {"langgraph", "langchain", "langchain_core"} & set(got["loaded"]), got
-
-
-@pytest.mark.parametrize("module", ["trustgate.contracts", "trustgate.files"])
-def test_pure_families_import_no_langgraph(module: str) -> None:
-    got = _python(_LOADED + f"import {module}\nprint(json.dumps(loaded()))\n")
-    assert not {"langgraph", "langchain", "langchain_core"} & set(got), got
-
-
-_PLUGIN_CONFTEST = """
-import json, os, sys
-
-def pytest_sessionfinish(session):
-    plugin = session.config.pluginmanager.get_plugin("trustgate")
-    with open(os.environ["MODULES_OUT"], "w") as fh:
-        name = getattr(plugin, "__name__", None)
-        json.dump({"modules": sorted(sys.modules), "plugin": name}, fh)
-"""
-
-
-def _plugin_run(tmp_path: Path, test_body: str) -> dict[str, Any]:
-    (tmp_path / "conftest.py").write_text(_PLUGIN_CONFTEST)
-    (tmp_path / "test_user.py").write_text(test_body)
-    out_file = tmp_path / "modules.json"
-    env = {**__import__("os").environ, "MODULES_OUT": str(out_file)}
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    result: dict[str, Any] = json.loads(out_file.read_text())
-    return result
-
-
-def test_pytest_plugin_costs_nothing_until_a_fixture_is_used(tmp_path: Path) -> None:
-    got = _plugin_run(tmp_path, "def test_plain():\n    assert 1 + 1 == 2\n")
-    assert got["plugin"] == "trustgate._pytest_plugin"
-    roots = {m.split(".")[0] for m in got["modules"]}
-    assert not {"langgraph", "langchain", "langchain_core"} & roots
-    assert "trustgate.testing" not in got["modules"]
-
-
-def test_pytest_plugin_fixture_loads_on_use(tmp_path: Path) -> None:
-    body = (
-        "def test_liar(trustgate_lying_model):\n"
-        "    assert trustgate_lying_model('x').personality == 'lying'\n"
-    )
-    got = _plugin_run(tmp_path, body)
-    assert "trustgate.testing" in got["modules"]
-
-
-def test_cli_help_and_check_draft_import_only_what_they_use(tmp_path: Path) -> None:
-    draft = tmp_path / "draft.md"
-    draft.write_text("Latency rose at 14:02 [[1]].\n")
-    record = tmp_path / "record.txt"
-    record.write_text("14:02 p99 9.2s\n")
-    code = (
-        _LOADED + "import contextlib, io\n"
-        "from trustgate.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    try:\n"
-        "        main(['--help'])\n"
-        "    except SystemExit:\n"
-        "        pass\n"
-        "after_help = loaded()\n"
-        "quiet = contextlib.redirect_stdout(io.StringIO())\n"
-        "with quiet, contextlib.redirect_stderr(io.StringIO()):\n"
-        f"    code = main(['check-draft', {str(draft)!r}, '--record', {str(record)!r}])\n"
-        "print(json.dumps({'help': after_help, 'draft': loaded(), 'code': code}))\n"
-    )
-    got = _python(code)
-    assert got["help"] == []
-    assert got["code"] == 0
-    assert not {"langgraph", "langchain", "langchain_core", "opentelemetry"} & set(got["draft"])
-
-
-# --- no product code uses what this release deprecates ---------------------------------
 
 
 def _python_files() -> list[Path]:
@@ -479,6 +349,13 @@ def test_product_code_uses_no_deprecated_module_or_root_name() -> None:
                 for alias in node.names:
                     if alias.name in DEPRECATED_MODULES:
                         problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: {alias.name}")
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "trustgate"
+                and node.attr in deprecated_names
+            ):
+                problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: trustgate.{node.attr}")
     assert not problems, "\n".join(problems)
 
 
@@ -496,6 +373,13 @@ def test_notebooks_use_no_deprecated_import() -> None:
                 if isinstance(node, ast.ImportFrom) and node.module == "trustgate":
                     bad = [a.name for a in node.names if a.name in trustgate._DEPRECATED]
                     problems += [f"{nb.name}: trustgate.{n}" for n in bad]
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == "trustgate"
+                    and node.attr in trustgate._DEPRECATED
+                ):
+                    problems.append(f"{nb.name}: trustgate.{node.attr}")
     assert not problems, problems
 
 
@@ -513,3 +397,72 @@ def test_install_hints_name_the_distribution() -> None:
     from trustgate._meta import install_hint
 
     assert install_hint("otlp") == "pip install 'langgraph-trustgate[otlp]'"
+
+
+# --- no internal scenario names in what users read -------------------------------------
+
+_INTERNAL = re.compile(r"(?i:\bseeds?\b)|Colony|Anvil|ADR-0008|Beyond's")
+
+
+def test_cli_help_names_scenarios_by_what_they_do() -> None:
+    from trustgate.cli import build_parser
+
+    parser = build_parser()
+    texts = [parser.format_help()]
+    for action in parser._subparsers._group_actions:  # type: ignore[union-attr]
+        texts += [sub.format_help() for sub in action.choices.values()]
+    found = [m.group(0) for t in texts for m in _INTERNAL.finditer(t)]
+    assert not found, found
+
+
+def test_docstrings_name_scenarios_by_what_they_do() -> None:
+    """Docstrings become the API reference."""
+    found: list[str] = []
+    for path in sorted(ROOT.glob("trustgate/**/*.py")):
+        if "_demo/data" in str(path):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node) or ""
+                found += [
+                    f"{path.relative_to(ROOT)}: {m.group(0)}" for m in _INTERNAL.finditer(doc)
+                ]
+    assert not found, found
+
+
+_EXAMPLE = re.compile(r"```python\n(.*?)```", re.S)
+
+
+def test_docstring_examples_parse_and_import_what_exists() -> None:
+    """Every example in a docstring is valid Python, and what it imports from
+    trustgate exists (examples are fragments: names they only use are placeholders)."""
+    problems: list[str] = []
+    for path in sorted(ROOT.glob("trustgate/**/*.py")):
+        if "_demo/data" in str(path):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)):
+                continue
+            for block in _EXAMPLE.findall(ast.get_docstring(node) or ""):
+                code = textwrap.indent(textwrap.dedent(block), "    ")
+                where = f"{path.relative_to(ROOT)}: {getattr(node, 'name', 'module')}"
+                try:  # inside a coroutine, so `await` and `return` fragments parse too
+                    tree = ast.parse(f"async def _example():\n{code}")
+                except SyntaxError as exc:
+                    problems.append(f"{where}: {exc}")
+                    continue
+                for imp in ast.walk(tree):
+                    if isinstance(imp, ast.ImportFrom) and (imp.module or "").startswith(
+                        "trustgate"
+                    ):
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore", DeprecationWarning)
+                            module = importlib.import_module(str(imp.module))
+                        for a in imp.names:
+                            if imp.module == "trustgate" and a.name in trustgate._DEPRECATED:
+                                problems.append(f"{where}: trustgate.{a.name} is deprecated")
+                            elif not hasattr(module, a.name) and (
+                                importlib.util.find_spec(f"{imp.module}.{a.name}") is None
+                            ):
+                                problems.append(f"{where}: {imp.module}.{a.name} does not exist")
+    assert not problems, "\n".join(problems)

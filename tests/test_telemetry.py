@@ -44,6 +44,8 @@ from trustgate.otel.semconv import OpenInferenceAttributes as OI
 from trustgate.otel.semconv import OverrideAttributes as O
 from trustgate.otel.semconv import VerifierAttributes as V
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture
 def otel_sdk() -> Otel:

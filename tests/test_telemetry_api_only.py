@@ -14,6 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.integration  # a subprocess interpreter
+
 TESTS = Path(__file__).resolve().parent
 
 SCRIPT = r"""

@@ -18,6 +18,8 @@ from trustgate.otel.semconv import MetricNames as M
 from trustgate.otel.semconv import OverrideAttributes as O
 from trustgate.otel.semconv import VerifierAttributes as V
 
+pytestmark = pytest.mark.integration  # an OTLP/HTTP receiver
+
 REPORT = Report(
     gate="inspector",
     node="reviewer",

@@ -15,6 +15,8 @@ from trustgate.errors import VerdictError
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.verdict import MAX_VERDICT_CHARS
 
+pytestmark = pytest.mark.unit
+
 PASS = '{"pass": true, "issues": []}'
 
 

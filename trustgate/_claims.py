@@ -2,7 +2,7 @@
 
 A claim is never evidence. ``FileCitation.content`` is what the agent *says* a line
 contains; trustgate reads the line itself. A ``Locator`` carries no content at all:
-the agent points, trustgate reads (seed 001).
+the agent points, trustgate reads.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class _Claim(BaseModel, metaclass=_ClaimMeta):
 
 
 class FileCitation(_Claim):
-    """``{file, line, content}``: the file says *content* at *line*; replayed against the file.
+    """``{file, line, content}``: the file says *content* at *line*.
 
     ``line`` is 1-based. Out-of-range values are accepted here and fail in replay, so a
     model's bad line number becomes a finding rather than a crash.

@@ -872,7 +872,6 @@ def _copy_output(output: NodeOutput) -> NodeOutput:
     new = copy.copy(output)
     new._replaced = dict(output._replaced)
     new._messages_replaced = dict(output._messages_replaced)
-    new._goto_replaced = None if output._goto_replaced is None else list(output._goto_replaced)
     return new
 
 

@@ -24,10 +24,11 @@ def _warn(message: str, stacklevel: int) -> None:
 def deprecated_module(old: str, advice: str) -> None:
     """Warn, from a shim module's body, that importing ``old`` is deprecated.
 
-    A warning raised while a module body runs is attributed to the code that imported
-    it (``warnings`` skips the import machinery's frames).
+    The warning is attributed to the code that imported the shim (past the shim's body;
+    ``warnings`` skips the import machinery's frames), so Python's default filter shows
+    it to a script that imports it.
     """
-    _warn(f"{old} is deprecated and will be removed: {advice}", stacklevel=2)
+    _warn(f"{old} is deprecated and will be removed: {advice}", stacklevel=3)
 
 
 def lazy_module(

@@ -36,7 +36,6 @@ __all__ = ["Facets", "MessageItem", "NodeOutput", "Write", "facets", "is_message
 logger = logging.getLogger(__name__)
 
 Facet = Literal["text", "tool_calls", "other"]
-FACETS: tuple[Facet, ...] = ("text", "tool_calls", "other")
 
 _MESSAGE_TYPES = frozenset(
     {"human", "user", "ai", "assistant", "system", "developer", "tool", "function", "chat"}
@@ -281,7 +280,6 @@ class NodeOutput:
     input: Any = None
     _replaced: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     _messages_replaced: dict[tuple[int, int | None], BaseMessage] = field(default_factory=dict)
-    _goto_replaced: list[Any] | None = None
 
     # -- reading ----------------------------------------------------------------------
 
@@ -337,12 +335,14 @@ class NodeOutput:
     def _command(self, cmd: Any, prefix: tuple[Any, ...], message_keys: frozenset[str]) -> None:
         from langgraph.types import Send
 
+        from trustgate.graph import _compat
+
         update = cmd.update
         if isinstance(update, dict):
             for k, v in update.items():
                 self._add(k, v, (*prefix, "c", "d", k), message_keys)
         elif update is not None:
-            for j, (k, v) in enumerate(cmd._update_as_tuples()):
+            for j, (k, v) in enumerate(_compat.command_update(cmd)):
                 self._add(k, v, (*prefix, "c", "t", j), message_keys)
         goto = cmd.goto
         targets = goto if isinstance(goto, (list, tuple)) else [goto]
@@ -439,7 +439,7 @@ class NodeOutput:
 
     @property
     def routes(self) -> list[Any]:
-        return list(self._goto_replaced if self._goto_replaced is not None else self.goto)
+        return list(self.goto)
 
     def indexed_messages(self, key: str) -> list[tuple[int, MessageItem]]:
         """``(k, item)`` for the messages under ``key``: ``k`` numbers them across writes,
@@ -477,9 +477,6 @@ class NodeOutput:
         if self.custom:
             yield "custom", f"{len(self.custom)} stream-writer payload(s)"
 
-    def messages_of(self, index: int) -> list[MessageItem]:
-        return list(self.writes[index].messages or [])
-
     # -- rewriting (copy on write; the node's objects are never mutated) ---------------
 
     def set_value(self, index: int, value: Any) -> None:
@@ -488,12 +485,9 @@ class NodeOutput:
     def set_message(self, item: MessageItem, message: BaseMessage) -> None:
         self._messages_replaced[(item.write, item.index)] = message
 
-    def set_routes(self, routes: list[Any]) -> None:
-        self._goto_replaced = list(routes)
-
     @property
     def rewritten(self) -> bool:
-        return bool(self._replaced or self._messages_replaced or self._goto_replaced is not None)
+        return bool(self._replaced or self._messages_replaced)
 
     def rebuild(self) -> Any:
         """The node's return value with every rewrite applied, in its original shape."""
@@ -511,9 +505,10 @@ class NodeOutput:
             return v
 
         by_loc = {w.loc: i for i, w in enumerate(self.writes)}
-        routes = self.routes
 
-        def command(cmd: Any, prefix: tuple[Any, ...], first: bool) -> Any:
+        def command(cmd: Any, prefix: tuple[Any, ...]) -> Any:
+            from trustgate.graph import _compat
+
             update = cmd.update
             if isinstance(update, dict):
                 new_update: Any = {
@@ -525,29 +520,23 @@ class NodeOutput:
             elif update is not None:
                 new_update = [
                     (k, value(by_loc[(*prefix, "c", "t", j)]))
-                    for j, (k, _v) in enumerate(cmd._update_as_tuples())
+                    for j, (k, _v) in enumerate(_compat.command_update(cmd))
                 ]
             else:
                 new_update = None
-            goto = cmd.goto
-            if self._goto_replaced is not None:
-                # rewritten routes are carried by the first command only
-                goto = routes if first else []
-            return dataclasses.replace(cmd, update=new_update, goto=goto)
+            return dataclasses.replace(cmd, update=new_update)
 
         if self.kind == "root":
             return value(0) if self.writes else self.original
         if self.kind == "dict":
             return {k: value(by_loc[("d", k)]) for k in self.original}
         if self.kind == "command":
-            return command(self.original, (), True)
+            return command(self.original, ())
         if self.kind == "list":
             out: list[Any] = []
-            first = True
             for i, item in enumerate(self.original):
                 if isinstance(item, Command):
-                    out.append(command(item, (i,), first))
-                    first = False
+                    out.append(command(item, (i,)))
                 elif isinstance(item, dict):
                     out.append({k: value(by_loc[(i, "d", k)]) for k in item})
                 else:

@@ -114,23 +114,6 @@ def covered(part: str, covers: frozenset[str] | set[str]) -> bool:
     return f"{key}[{index}]" in covers or (bool(facet) and f"{key}.{facet}" in covers)
 
 
-def _messages_of(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    if isinstance(value, (BaseMessage, dict, str)):
-        return [value]
-    if isinstance(value, Sequence):
-        return list(value)
-    return [value]
-
-
-def last_ai_message(update: Mapping[str, Any], key: str = "messages") -> AIMessage | None:
-    """The last AI message among the messages this update writes, in any form."""
-    out = NodeOutput.read({key: update.get(key)}, message_keys=frozenset({key}))
-    found = _last_ai(out, key)
-    return None if found is None else found[2]  # type: ignore[return-value]
-
-
 def _last_ai(out: NodeOutput, key: str) -> tuple[int, MessageItem, BaseMessage] | None:
     for k, item in reversed(out.indexed_messages(key)):
         msg = out.message(item)

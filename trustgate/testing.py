@@ -1,10 +1,19 @@
-"""Scripted chat models for mutation tests.
+"""Testing your gates: scripted models that lie, and a harness that proves the lie stopped.
 
-A control is only real once you have watched it stop something. These
-models stand in for a real LLM: they return exactly what the test scripted — an
-honest answer or a confident lie — so a test can assert the lie never got through.
-They speak the full chat-model interface (sync, async, token streaming, tool calls,
-structured output), so a guarded graph cannot tell them from a provider's model.
+A control is only real once you have watched it stop something. What is here:
+
+* :class:`ScriptedChatModel`, :func:`lying_model`, :func:`honest_model`: chat models
+  that answer exactly what the test scripted (an honest answer or a confident lie).
+  They speak the full chat-model interface (sync, async, token streaming, tool calls,
+  structured output), so a guarded graph cannot tell them from a provider's model;
+* :func:`assert_lie_blocked`: run a guarded graph with a lying model and assert the
+  lie reached no stream, no state and no checkpoint (:class:`LieCheck` says what was
+  seen, :class:`LieNotBlocked` where it leaked);
+* the models of the reference pipelines (:func:`pipeline_models`, ...) and
+  :func:`span_exporter` (the spans a test produced);
+* pytest fixtures, registered when trustgate is installed and loaded only when a test
+  uses one: ``trustgate_lying_model``, ``trustgate_honest_model``,
+  ``trustgate_pipeline_models``, ``trustgate_assert_lie_blocked``, ``trustgate_spans``.
 """
 
 from __future__ import annotations

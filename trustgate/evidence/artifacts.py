@@ -1,4 +1,4 @@
-"""Frozen evidence (seed 001): artifacts identified by coordinate + content hash.
+"""Frozen evidence: artifacts identified by coordinate + content hash.
 
 The agent supplies a locator; trustgate reads the bytes, hashes them and freezes them.
 An artifact's ``id`` is derived from its coordinate and its hash, so two coordinates

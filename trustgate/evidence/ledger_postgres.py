@@ -13,7 +13,7 @@ Requires the ``postgres`` extra (``psycopg``); it is imported only when a
 
 Example:
     ```python
-    from trustgate import PostgresLedger
+    from trustgate.files import PostgresLedger
 
     ledger = PostgresLedger("postgresql://app@db/trust")
     stored = ledger.put(artifact)      # the first writer's artifact, whoever called

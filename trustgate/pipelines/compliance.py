@@ -1,4 +1,4 @@
-"""Compliance drafting as a LangGraph graph: a closed list beats a pass.
+"""Compliance drafting as a LangGraph graph: a closed list beats a model's pass.
 
 The flow, one planned step at a time::
 

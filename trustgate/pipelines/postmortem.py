@@ -1,4 +1,4 @@
-"""The postmortem as a LangGraph graph: delete what cannot be cited.
+"""A postmortem as a LangGraph graph: delete what cannot be cited, ask about the gaps.
 
 The flow::
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeAlias, overload, runtime_checkable
@@ -227,9 +227,6 @@ class AsyncVerifier(Verifier[ClaimsT_contra], Protocol[ClaimsT_contra]):
     """A :class:`Verifier` with a native coroutine implementation."""
 
     async def averify(self, claims: ClaimsT_contra, evidence: Evidence) -> list[Finding]: ...
-
-
-FunctionResult: TypeAlias = Finding | Iterable[Finding] | None
 
 
 def _as_findings(name: str, result: Any) -> list[Finding]:

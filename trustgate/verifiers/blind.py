@@ -1,4 +1,4 @@
-"""The model verifier: a blind verifier model as a gate step.
+"""The model verifier: a blind, strictly parsed model judgment as a gate step.
 
 It is the one verifier that calls a model, so it is fenced in: it sees only the
 brief and the draft (never the producer's prompt, sources or state), its reply must
@@ -52,14 +52,19 @@ class ModelVerifier:
 
     Example:
         ```python
+        from trustgate.contracts import check_citations
+
         def closed_list(draft, evidence):
             return check_citations(draft, evidence.require("brief"))
 
         TrustGate(
             "blind",
             reads=LastAIText(),
-            verifiers=[FunctionVerifier(closed_list), ModelVerifier(verifier_model, timeout=60)],
-            policy=Rerender(then=Caveat()),
+            verifiers=[
+                FunctionVerifier(closed_list, timeout=30),
+                ModelVerifier(verifier_model, timeout=60),
+            ],
+            policy=Rerender(to="writer", then=Caveat()),
             evidence=EvidenceSources(brief=FromState("brief")),
         )
         ```

@@ -1,7 +1,7 @@
-"""Change claims (seed 000): "I changed these files" is checked against the real diff.
+"""Change claims: "I changed these files" is checked against the real diff.
 
 The diff is recomputed from git on every check; a changed-file list carried over from
-an earlier round is exactly the stale manifest seed 000 removed.
+an earlier round is exactly the stale manifest that misled a code review.
 """
 
 from __future__ import annotations

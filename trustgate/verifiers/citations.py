@@ -1,4 +1,4 @@
-"""Citation replay (seed 000): does the file really say what the agent cited?
+"""Citation replay: does the file really say what the agent cited?
 
 Trimmed substring at the cited line, widened to a ±3-line window for honest drift;
 never trusted for content too short to mean anything. Comparison is after Unicode NFC

@@ -1,6 +1,6 @@
 """Closed-list citation contract: the draft may cite only what the brief approves.
 
-Seed 004's live catch: a draft for an ISO/IEC 27001:2022 asset-register policy cited
+A catch from compliance drafting: a draft for an ISO/IEC 27001:2022 asset-register policy cited
 clauses 9.2 and 9.3. Both exist in the standard; neither was in the brief. Whether a
 clause belongs to a finite, known list is answerable from the two documents alone,
 so it is checked mechanically here, and the model verifier is left with what needs a

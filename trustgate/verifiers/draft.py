@@ -1,4 +1,4 @@
-"""Seed 002's postmortem verifier: delete what the record cannot back, leave a gap.
+"""The postmortem verifier: delete what the record cannot back, leave a gap.
 
 A drafting model is asked to cite every claim to a line of the pasted record with
 markers like ``[[12]]``, ``[[12, 14]]`` or ``[[12]][[14]]``. Asking is a request;
@@ -407,7 +407,7 @@ def verify_draft(
 
     Example:
         ```python
-        from trustgate.drafts import DEFAULT_RULES, FiguresRule, Record, verify_draft
+        from trustgate.drafts import FiguresRule, DEFAULT_RULES, Record, verify_draft
 
         record = Record.from_text("14:02 checkout p99 latency 9.2 seconds\\n")
         verdict = verify_draft(

@@ -59,7 +59,7 @@ def _workspace(evidence: Evidence) -> Workspace:
 
 
 class CitationReplay:
-    """Replay a changes manifest's citations and changed files.
+    """Replay a changes manifest's citations and changed files (code review).
 
     Claims: a ``ChangesManifest``, a list of ``SelfReport`` items, or the model's raw
     JSON. Evidence: ``workspace`` (a ``Workspace`` or a path).
@@ -68,9 +68,12 @@ class CitationReplay:
         ```python
         from trustgate.files import ChangesManifest
 
-        gate = TrustGate("inspect", reads=FromKey("manifest", model=ChangesManifest),
-                         verifiers=[CitationReplay()],
-                         evidence=EvidenceSources(workspace=FromState("repo")))
+        gate = TrustGate(
+            "inspect",
+            reads=FromKey("manifest", model=ChangesManifest),
+            verifiers=[CitationReplay()],
+            evidence=EvidenceSources(workspace="/repo"),
+        )
         ```
     """
 

@@ -2,7 +2,7 @@
 
 On runs that did web research the ground truth is finite and in hand: the pages the
 research actually read and the prices it actually saw. So every URL and every price
-in the draft must be one of them (seed 004's integrity gate). Both sides are
+in the draft must be one of them (compliance drafting's integrity gate). Both sides are
 normalised the same way, so an honest draft that writes a URL or a price its own way
 is not flagged, and a draft that invents one is.
 

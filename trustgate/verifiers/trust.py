@@ -1,4 +1,4 @@
-"""Per-field trust bars (seed 001): a value is only as good as what grounds it.
+"""Per-field trust bars: a value is only as good as what grounds it.
 
 An investigator proposes field values, each grounded by artifact ids. A field whose bar
 requires verified evidence fails when every artifact grounding it is unverified,
