@@ -172,6 +172,7 @@ DEPRECATED_AS_ERROR = r"error:trustgate\..* is deprecated:DeprecationWarning"
 PY_PAGES = [p for p in PAGES if any(b.lang == "python" for b in blocks(p))]
 
 
+@pytest.mark.integration  # a real PostgreSQL, an OTLP receiver, pytest in a subprocess
 @pytest.mark.filterwarnings(DEPRECATED_AS_ERROR)  # the docs teach today's API
 @pytest.mark.parametrize("page", PY_PAGES, ids=[_page_id(p) for p in PY_PAGES])
 def test_python_blocks_run(
@@ -356,6 +357,7 @@ def _cli_workspace(root: Path) -> None:
     )
 
 
+@pytest.mark.integration  # the trustgate command in a subprocess
 @pytest.mark.parametrize("page", BASH_PAGES, ids=[_page_id(p) for p in BASH_PAGES])
 def test_bash_blocks(page: Path, in_tmp: Path) -> None:
     _cli_workspace(in_tmp)
