@@ -50,7 +50,7 @@ __all__ = [
     "strings",
 ]
 
-ALL_MODES = ("values", "updates", "messages", "custom", "debug", "tasks", "checkpoints")
+ALL_MODES = ("values", "updates", "messages", "custom", "debug", "tasks", "checkpoints", "tools")
 """Every stream mode that can carry what a node emitted."""
 
 
@@ -362,7 +362,11 @@ def _after(run: Run, obs: Observation) -> None:
     thread = config["configurable"]["thread_id"]
     saver = app.checkpointer
     snap = app.get_state(config)
-    obs.final = {k: v for k, v in dict(snap.values).items() if k != "trust_reports"}
+    values = snap.values
+    if isinstance(values, Mapping):
+        obs.final = {k: v for k, v in values.items() if k != "trust_reports"}
+    else:  # a graph whose state is one root value
+        obs.final = {"__root__": values}
     obs.see("final_state", obs.final)
     _snapshot(app, obs, "get_state(subgraphs=True)", app.get_state(config, subgraphs=True))
     for past in app.get_state_history(config):
