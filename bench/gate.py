@@ -243,27 +243,44 @@ def main() -> None:
         update = {"manifest": manifest}
         claims = list(manifest)
         ev = Evidence(workspace=workspace)
-        bare_gate = TrustGate("replay", reads=FromKey("manifest"), verifiers=[replay],
-                              evidence=EvidenceSources(workspace=workspace))
+        bare_gate = TrustGate(
+            "replay",
+            reads=FromKey("manifest"),
+            verifiers=[replay],
+            evidence=EvidenceSources(workspace=workspace),
+        )
         bare = per_call(lambda: replay.verify(claims, ev), n=30, rounds=8)
         gated = per_call(lambda: bare_gate.check(update, node="n"), n=30, rounds=8)
         triv = per_call(lambda: Trivial().verify("ok", ev))
         triv_gated = per_call(lambda: trivial.check({"flag": "ok"}, node="n"))
-        user = TrustGate("user", reads="flag",
-                         verifiers=[FunctionVerifier(lambda c, e: Finding.ok("u"), name="u")])
+        user = TrustGate(
+            "user",
+            reads="flag",
+            verifiers=[FunctionVerifier(lambda c, e: Finding.ok("u"), name="u")],
+        )
         user_gated = per_call(lambda: user.check({"flag": "ok"}, node="n"))
         print("\n[check] TrustGate.check vs the bare verifier (CPU per call)")
-        print(f"  citation replay x20: bare {bare * 1e6:8.1f} us, check {gated * 1e6:8.1f} us "
-              f"= {gated / bare:5.2f}x (goal <= 3x)")
-        print(f"  trivial (inline):    bare {triv * 1e6:8.1f} us, check {triv_gated * 1e6:8.1f} us"
-              f"  (overhead {(triv_gated - triv) * 1e6:.1f} us)")
-        print(f"  trivial user FunctionVerifier (own pool, time limit): check "
-              f"{user_gated * 1e6:8.1f} us")
+        print(
+            f"  citation replay x20: bare {bare * 1e6:8.1f} us, check {gated * 1e6:8.1f} us "
+            f"= {gated / bare:5.2f}x (goal <= 3x)"
+        )
+        print(
+            f"  trivial (inline):    bare {triv * 1e6:8.1f} us, check {triv_gated * 1e6:8.1f} us"
+            f"  (overhead {(triv_gated - triv) * 1e6:.1f} us)"
+        )
+        print(
+            f"  trivial user FunctionVerifier (own pool, time limit): check "
+            f"{user_gated * 1e6:8.1f} us"
+        )
         g = graphs["+trivial gate"]
-        print(f"\n[threads] started by 200 guarded invokes (sync): "
-              f"{threads_started(lambda: g.invoke({'n': 0}), 200)}")
-        print(f"[threads] started by 200 user-verifier checks: "
-              f"{threads_started(lambda: user.check({'flag': 'ok'}, node='n'), 200)}")
+        print(
+            f"\n[threads] started by 200 guarded invokes (sync): "
+            f"{threads_started(lambda: g.invoke({'n': 0}), 200)}"
+        )
+        print(
+            f"[threads] started by 200 user-verifier checks: "
+            f"{threads_started(lambda: user.check({'flag': 'ok'}, node='n'), 200)}"
+        )
 
 
 if __name__ == "__main__":

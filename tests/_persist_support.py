@@ -19,10 +19,10 @@ from typing_extensions import TypedDict
 
 from trustgate.findings import Finding
 from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.policy import Halt, Override, Review
 from trustgate.report import TrustReports
 from trustgate.verifiers.base import Evidence, FunctionVerifier
-from trustgate.graph import guard
 
 __all__ = [
     "State",

@@ -15,12 +15,12 @@ from typing_extensions import TypedDict
 
 from trustgate.findings import Finding
 from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.policy import BlockToolCalls
 from trustgate.readers import ToolCallArgs
 from trustgate.report import TrustReports, reports
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
-from trustgate.graph import guard
 
 FILES = {"a.py": "def f():\n    return 1\n"}
 
@@ -96,9 +96,7 @@ def test_create_agent_fabricated_tool_call_never_executes() -> None:
     assert "return 42" not in repr(out["messages"])  # the fabricated argument is nowhere
     ai = [m for m in out["messages"] if isinstance(m, AIMessage)]
     # the blocked call stays in the transcript without its arguments, answered by the error
-    assert ai[0].tool_calls == [
-        {"name": "close_item", "args": {}, "id": "c1", "type": "tool_call"}
-    ]
+    assert ai[0].tool_calls == [{"name": "close_item", "args": {}, "id": "c1", "type": "tool_call"}]
     told = [m for m in out["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "c1"]
     assert len(told) == 1 and told[0].status == "error" and "blocked" in told[0].text
     assert [c["id"] for c in ai[1].tool_calls] == ["c3"]

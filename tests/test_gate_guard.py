@@ -28,12 +28,12 @@ from typing_extensions import TypedDict
 from trustgate.errors import ConfigurationError, GateHalted, LangGraphCompatibilityError
 from trustgate.findings import Finding
 from trustgate.gate import TrustGate
+from trustgate.graph import guard, guarded_nodes
+from trustgate.graph._compat import check_builder
 from trustgate.policy import OVERRIDE_NOTE, Halt, Override
 from trustgate.report import Report, TrustReports, reports
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
-from trustgate.graph import guard, guarded_nodes
-from trustgate.graph._compat import check_builder
 
 
 def test_override_mutation_verdict_flipped_before_downstream_reads_it() -> None:

@@ -11,13 +11,13 @@ from typing_extensions import TypedDict
 
 from trustgate.evidence.record import Record
 from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.policy import Redact
 from trustgate.readers import LastAIText
 from trustgate.report import TrustReports
 from trustgate.streaming import stream
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import EvidenceSources, FromState
-from trustgate.graph import guard
 
 RECORD = Record.from_text(
     "14:02 checkout p99 latency rose to 9.2s\n"

@@ -19,9 +19,9 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
+import trustgate
 from trustgate.errors import GateHalted
 from trustgate.findings import Finding
-import trustgate
 from trustgate.gate import TrustGate
 from trustgate.policy import Halt
 from trustgate.readers import FromKey

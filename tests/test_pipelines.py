@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from trustgate.errors import GateHalted, InputError
 import trustgate
+from trustgate.errors import GateHalted, InputError
 from trustgate.pipelines import PIPELINES, code_review, compliance, investigation, load, postmortem
 from trustgate.policy import OVERRIDE_NOTE
 from trustgate.report import Report, reports

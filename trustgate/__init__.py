@@ -185,6 +185,7 @@ __all__ += [
 # --- gate: trust-boundary nodes, reports, policies, guard() (issue 4) ---
 from trustgate.errors import GateHalted
 from trustgate.gate import GateResult, TrustGate
+from trustgate.graph import guard, guarded_nodes
 from trustgate.policies import (
     OVERRIDE_NOTE,
     BlockToolCalls,
@@ -228,7 +229,6 @@ from trustgate.verifiers.base import (
     verifier,
 )
 from trustgate.verifiers.blind import ModelVerifier
-from trustgate.graph import guard, guarded_nodes
 from trustgate.verifiers.draft_check import DraftCheck
 
 __all__ += [

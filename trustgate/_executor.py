@@ -97,7 +97,7 @@ class _Pool:
                 raise ExecutorExhausted(
                     f"{self.abandoned} verifiers are still running past their time limits"
                 )
-            if len(self.workers) < WORKERS:
+            while len(self.workers) < WORKERS:  # all at once: none later, per crossing
                 self._spawn()
         job = _Job(fn, contextvars.copy_context())
         self.jobs.put(job)
@@ -115,9 +115,7 @@ class _Pool:
             self.abandoned += 1
             self.workers.remove(w)
             self._spawn()
-        logger.warning(
-            "a verifier outlived its time limit; its thread %s is written off", w.name
-        )
+        logger.warning("a verifier outlived its time limit; its thread %s is written off", w.name)
 
     def retired(self, w: _Worker) -> None:
         with self.lock:

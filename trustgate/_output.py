@@ -143,11 +143,11 @@ def facets(message: BaseMessage) -> Facets:
             elif block:
                 other.append(block)
     if isinstance(message, AIMessage):
-        for call in message.tool_calls:
-            calls[call.get("id") or id(call)] = {
-                "name": call["name"],
-                "args": call["args"],
-                "id": call.get("id"),
+        for tc in message.tool_calls:
+            calls[tc.get("id") or id(tc)] = {
+                "name": tc["name"],
+                "args": tc["args"],
+                "id": tc.get("id"),
             }
         for bad in message.invalid_tool_calls:
             calls[bad.get("id") or id(bad)] = {
@@ -162,7 +162,8 @@ def facets(message: BaseMessage) -> Facets:
         for item in items:
             if not isinstance(item, Mapping):
                 continue
-            fn = item.get("function") if isinstance(item.get("function"), Mapping) else item
+            inner_fn = item.get("function")
+            fn: Mapping[str, Any] = inner_fn if isinstance(inner_fn, Mapping) else item
             cid = item.get("id")
             if cid is None or cid not in calls:
                 calls[cid if cid is not None else id(item)] = {
@@ -181,9 +182,7 @@ def with_text(message: BaseMessage, text: str) -> BaseMessage:
     if isinstance(message.content, str):
         return message.model_copy(update={"content": text})
     rest = [
-        b
-        for b in message.content
-        if not isinstance(b, str) and _block_type(b) not in _TEXT_BLOCKS
+        b for b in message.content if not isinstance(b, str) and _block_type(b) not in _TEXT_BLOCKS
     ]
     return message.model_copy(update={"content": [{"type": "text", "text": text}, *rest]})
 
@@ -224,9 +223,7 @@ def without_tool_calls(message: BaseMessage, ids: set[Any]) -> BaseMessage:
         ]
         if hasattr(message, "tool_call_chunks"):
             update["tool_call_chunks"] = [
-                c
-                for c in getattr(message, "tool_call_chunks", [])
-                if c.get("id") not in ids
+                c for c in getattr(message, "tool_call_chunks", []) if c.get("id") not in ids
             ]
     return message.model_copy(update=update)
 
@@ -350,7 +347,9 @@ class NodeOutput:
         if cmd.graph is not None:
             self.graph = cmd.graph
 
-    def _add(self, key: str, value: Any, loc: tuple[Any, ...], message_keys: frozenset[str]) -> None:
+    def _add(
+        self, key: str, value: Any, loc: tuple[Any, ...], message_keys: frozenset[str]
+    ) -> None:
         from langgraph.types import Overwrite
 
         overwrite = isinstance(value, Overwrite)
@@ -515,7 +514,8 @@ class NodeOutput:
             update = cmd.update
             if isinstance(update, dict):
                 new_update: Any = {
-                    k: value(by_loc[(*prefix, "c", "d", k)]) if (*prefix, "c", "d", k) in by_loc
+                    k: value(by_loc[(*prefix, "c", "d", k)])
+                    if (*prefix, "c", "d", k) in by_loc
                     else v
                     for k, v in update.items()
                 }

@@ -60,6 +60,7 @@ from langgraph.constants import END
 from pydantic import BaseModel, ConfigDict
 
 from trustgate.errors import ConfigurationError, LangGraphCompatibilityError, TrustgateError
+from trustgate.graph import _compat
 
 __all__ = [
     "AuditPath",
@@ -502,8 +503,7 @@ def _builder_of(graph: Any) -> Any:
 
 
 def _meta(spec: Any) -> Mapping[str, Any]:
-    meta = getattr(spec, "metadata", None) or {}
-    return meta if isinstance(meta, Mapping) else {}
+    return _compat.node_metadata(spec)
 
 
 def _skipped(name: str, spec: Any) -> bool:
@@ -515,7 +515,7 @@ def _skipped(name: str, spec: Any) -> bool:
 
 def _middleware_hook(spec: Any) -> tuple[Any, str] | None:
     """(middleware, hook) when the node runs an ``after_model`` hook of agent middleware."""
-    runnable = getattr(spec, "runnable", None)
+    runnable = _compat.node_runnable(spec)
     for attr in ("func", "afunc"):
         fn = getattr(runnable, attr, None)
         owner = getattr(fn, "__self__", None)
@@ -551,7 +551,7 @@ def _tool_gates(spec: Any) -> list[str]:
         from trustgate.middleware import TrustGateMiddleware
     except ImportError:  # pragma: no cover
         return []
-    runnable = getattr(spec, "runnable", None)
+    runnable = _compat.node_runnable(spec)
     found: list[str] = []
     seen: set[int] = set()
 
@@ -590,20 +590,20 @@ def _targets(ends: Any) -> list[str]:
 
 def _raw_paths(builder: Any, node: str) -> Iterator[tuple[str | None, PathKind]]:
     """Every declared way out of ``node``: (target, kind); target None when unknown."""
-    for start, end in sorted(builder.edges):
+    for start, end in sorted(_compat.edges(builder)):
         if start == node:
             yield end, "plain"
-    for starts, end in sorted(builder.waiting_edges, key=repr):
+    for starts, end in sorted(_compat.waiting_edges(builder), key=repr):
         if node in starts:
             yield end, "waiting"
-    for _name, branch in sorted(builder.branches.get(node, {}).items()):
-        ends = _targets(branch.ends)
+    for _name, branch_ends in sorted(_compat.branch_ends(builder, node), key=repr):
+        ends = _targets(branch_ends)
         if not ends:
             yield None, "conditional"
         for end in dict.fromkeys(ends):
             yield end, "conditional"
-    spec = builder.nodes.get(node)
-    for end in dict.fromkeys(_targets(getattr(spec, "ends", None))):
+    spec = _compat.node_specs(builder).get(node)
+    for end in dict.fromkeys(_targets(_compat.node_ends(spec))):
         yield end, "command"
 
 
@@ -629,7 +629,7 @@ def _routes(builder: Any, node: str) -> list[_Route]:
 
     def follow(source: str, gates: list[str], via: str | None, visited: set[str]) -> None:
         for target, kind in _raw_paths(builder, source):
-            spec = builder.nodes.get(target) if target is not None else None
+            spec = _compat.node_specs(builder).get(target) if target is not None else None
             hook = _middleware_hook(spec) if spec is not None else None
             if target is not None and hook is not None and target not in visited:
                 # create_agent: model → after_model hooks (last middleware first) → routing
@@ -661,11 +661,11 @@ def _guarded(builder: Any) -> dict[str, tuple[str, ...]]:
 def _find(builder: Any, seen: set[int] | None, depth: int) -> dict[str, _Found]:
     """What each of the builder's own nodes holds (models, unknowns, handoffs)."""
     found: dict[str, _Found] = {}
-    for name, spec in builder.nodes.items():
+    for name, spec in _compat.node_specs(builder).items():
         if _skipped(name, spec) or _middleware_hook(spec) is not None:
             continue
         finder = _Finder(seen)  # what encloses this subgraph is not walked again
-        finder.walk(spec.runnable, f"node {name!r}", depth)
+        finder.walk(_compat.node_runnable(spec), f"node {name!r}", depth)
         found[name] = finder.found
     return found
 
@@ -694,7 +694,7 @@ def _static_crossings(
 
 def _handoff_routes(builder: Any, found: _Found) -> list[tuple[_Route, str, tuple[str, ...]]]:
     """(route, where, held_by) for each handoff target raised inside a node."""
-    nodes = set(builder.nodes)
+    nodes = set(_compat.node_specs(builder))
     out: list[tuple[_Route, str, tuple[str, ...]]] = []
     for h in found.handoffs:
         targets = sorted(h.candidates & nodes)
@@ -899,7 +899,7 @@ def _combine(graph: Any, builder: Any, run: Any) -> AuditResult:
     dynamic: Mapping[str, int] = run.model_nodes if run is not None else {}
     unreached: Iterable[str] = run.sample.unreached if run is not None else ()
     result = AuditResult()
-    for name in builder.nodes:
+    for name in _compat.node_specs(builder):
         if name not in found:
             continue  # trustgate's own nodes, agent middleware hooks
         f = found[name]

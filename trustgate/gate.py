@@ -24,18 +24,20 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-import uuid
+import secrets
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic
 
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel
+from typing_extensions import TypeVar
 
 from trustgate import _executor, otel
 from trustgate._output import NodeOutput, facets, with_text, without_tool_calls
 from trustgate.errors import ClaimParseError, ConfigurationError, GateHalted
+from trustgate.errors import _declaration as declaration
 from trustgate.findings import Finding
 from trustgate.policies import policy_chain
 from trustgate.policies._decision import (
@@ -57,14 +59,14 @@ from trustgate.verifiers.base import Evidence, EvidenceSources, Verifier
 
 __all__ = [
     "DEFAULT_TIMEOUT",
-    "VerifierFailure",
-    "run_verifier",
-    "arun_verifier",
     "GateResult",
     "TrustGate",
-    "drive",
+    "VerifierFailure",
     "adrive",
+    "arun_verifier",
+    "drive",
     "run_chain",
+    "run_verifier",
 ]
 
 logger = logging.getLogger(__name__)
@@ -72,7 +74,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 30.0
 """Seconds a verifier may run when neither it nor its gate says otherwise."""
 
-ClaimsT = TypeVar("ClaimsT")
+ClaimsT = TypeVar("ClaimsT", default=Any)  # bare TrustGate means TrustGate[Any]
 
 
 # --- the verifier runs a crossing asks for -----------------------------------------
@@ -147,7 +149,10 @@ async def _run_async(req: _Verify) -> list[Finding]:
     from langgraph.errors import GraphBubbleUp
 
     v = req.verifier
-    averify = getattr(v, "averify", None)
+    # a native coroutine runs on the loop; a sync check runs on trustgate's own threads,
+    # never on the loop's default executor (where a stuck one would starve LangGraph's
+    # own sync nodes)
+    averify = getattr(v, "averify", None) if getattr(v, "is_async", True) else None
     last: BaseException | None = None
     code = "verifier_error"
     for _ in range(_attempts(v)):
@@ -326,7 +331,7 @@ def _set_path(output: NodeOutput, path: str, value: Any, *, create_leaf: bool = 
 
 def text_at(output: NodeOutput, target: str) -> str | None:
     try:
-        key, parts, k, _facet = _split_target(target)
+        key, _parts, k, _facet = _split_target(target)
         if k is not None:
             msg = output.message(_message_item(output, key, k))
             return None if msg is None else facets(msg).text
@@ -360,12 +365,11 @@ def apply_rewrite(output: NodeOutput, rewrite: Rewrite) -> None:
         if rewrite.note_path and rewrite.note:
             current = get_path(output, rewrite.note_path)
             text = current if isinstance(current, str) else ""
-            if current is None or isinstance(current, str):
-                if rewrite.note.strip() not in text:
-                    try:
-                        _set_path(output, rewrite.note_path, text + rewrite.note, create_leaf=True)
-                    except CannotApply as exc:
-                        logger.warning("override note not written: %s", exc)
+            if (current is None or isinstance(current, str)) and rewrite.note.strip() not in text:
+                try:
+                    _set_path(output, rewrite.note_path, text + rewrite.note, create_leaf=True)
+                except CannotApply as exc:
+                    logger.warning("override note not written: %s", exc)
     elif isinstance(rewrite, ReplaceText):
         if text_at(output, rewrite.target) is None:
             raise CannotApply(f"no text at {rewrite.target!r}")
@@ -544,12 +548,16 @@ class _Crossing:
     def report(self, *, draft: bool = False) -> Report:
         claims = self.read.claims
         claim_list = (
-            [] if claims is None else list(claims) if isinstance(claims, (list, tuple)) else [claims]
+            []
+            if claims is None
+            else list(claims)
+            if isinstance(claims, (list, tuple))
+            else [claims]
         )
         meta = self.ctx.meta
         thread = meta.get("thread_id")
         return Report.model_construct(
-            id=uuid.uuid4().hex,
+            id=secrets.token_hex(16),  # not uuid4: runs that pin uuid4 keep their ids
             gate=self._gate.name,
             node=self.ctx.node,
             claims=[_jsonable(c) for c in claim_list],
@@ -672,8 +680,9 @@ class TrustGate(Generic[ClaimsT]):
             r: Read = self.reader.read_output(output)
         except ClaimParseError as exc:
             target = getattr(self.reader, "target", None)
+            code = getattr(exc, "code", "malformed_claim")
             return Read(None, frozenset({target}) if target else frozenset(), target), [
-                Finding.failed("gate", "malformed_claim", str(exc))
+                Finding.failed("gate", code, str(exc))
             ]
         except RecursionError:
             return Read(None), [
@@ -859,14 +868,6 @@ def _copy_output(output: NodeOutput) -> NodeOutput:
     return new
 
 
-def _suggest(part: str) -> str:
-    key, sep, rest = part.partition("[")
-    if sep:
-        facet = rest.partition("]")[2].lstrip(".")
-        return f"{key}.{facet}" if facet else key
-    return "send" if part.startswith("send") else part
-
-
 def account(
     gates: Sequence[TrustGate[Any]], output: NodeOutput, reads: Sequence[Read]
 ) -> tuple[dict[str, str], list[Finding]]:
@@ -883,7 +884,7 @@ def account(
             status[part] = "passthrough"
         else:
             status[part] = "held"
-            fix = _suggest(part)
+            fix = declaration(part)
             held.append(
                 Finding.failed(
                     "gate",

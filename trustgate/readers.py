@@ -15,7 +15,6 @@ report says so.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -24,7 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, ValidationError
 
 from trustgate._output import MessageItem, NodeOutput, facets
-from trustgate.errors import ClaimParseError, ConfigurationError
+from trustgate.errors import ClaimParseError, ClaimTooLarge, ConfigurationError
 
 __all__ = [
     "ClaimsReader",
@@ -115,11 +114,19 @@ def _last_ai(out: NodeOutput, key: str) -> tuple[int, MessageItem, BaseMessage] 
     return None
 
 
-def _loads(text: str | bytes) -> Any:
-    try:
-        return json.loads(text)
-    except RecursionError as exc:
-        raise ClaimParseError("the claim is nested too deeply to read") from exc
+def _loads(text: str | bytes, what: str = "claim") -> Any:
+    """JSON within trustgate's caps: too large or too deep is ``ClaimTooLarge``,
+    not JSON is ``ClaimParseError`` (never a RecursionError)."""
+    from trustgate import _limits
+
+    return _limits.loads_json(text, what)
+
+
+def _checked(value: Any, what: str) -> Any:
+    from trustgate import _limits
+
+    _limits.check_claim(value, what)
+    return value
 
 
 class FromKey:
@@ -160,26 +167,29 @@ class FromKey:
     def _parse(self, value: Any) -> Any:
         if value is None:
             return None
+        what = repr(self.key)
         if self.model is None:
             if isinstance(value, str):
                 stripped = value.lstrip()
                 if stripped[:1] in ("{", "["):
                     try:
-                        return _loads(value)
-                    except ValueError:
-                        return value
+                        return _loads(value, what)
+                    except ClaimTooLarge:
+                        raise
+                    except ClaimParseError:
+                        return value  # text that only looks like JSON is text
                 return value or None
             if isinstance(value, (list, tuple, dict)) and not value:
                 return None
-            return value
+            return _checked(value, what)
         if isinstance(value, self.model):
             return value
         try:
             if isinstance(value, (str, bytes)):
-                return self.model.model_validate_json(value)
+                return self.model.model_validate(_loads(value, what))
             if isinstance(value, BaseModel):
-                return self.model.model_validate(value.model_dump())
-            return self.model.model_validate(value)
+                return self.model.model_validate(_checked(value.model_dump(), what))
+            return self.model.model_validate(_checked(value, what))
         except ValidationError as exc:
             raise ClaimParseError(
                 f"{self.key!r} does not hold a valid {self.model.__name__}: "
@@ -217,8 +227,13 @@ class LastAIText:
         part = f"{self.key}[{k}].text"
         if not parts.text.strip():
             if parts.tool_calls:
-                return Read(None, frozenset({part}), f"{self.key}[{k}]", "nothing",
-                            "the AI message carries tool calls and no text")
+                return Read(
+                    None,
+                    frozenset({part}),
+                    f"{self.key}[{k}]",
+                    "nothing",
+                    "the AI message carries tool calls and no text",
+                )
             return Read(None, absent="missing", reason="the last AI message is empty")
         return Read(parts.text, frozenset({part}), f"{self.key}[{k}]")
 
@@ -270,12 +285,15 @@ class ToolCallArgs:
 def _normal_call(call: Mapping[str, Any]) -> dict[str, Any]:
     args = call.get("args")
     if isinstance(args, (str, bytes)):
+        # text that is not JSON stays text: a verifier sees exactly what the tool would get
         try:
-            args = _loads(args) if args else {}
-        except ValueError:
-            pass  # kept as text: a verifier sees exactly what the tool would get
+            args = _loads(args, "tool call arguments") if args else {}
+        except ClaimTooLarge:
+            raise
+        except ClaimParseError:
+            pass
     elif isinstance(args, Mapping):
-        args = dict(args)
+        args = dict(_checked(args, "tool call arguments"))
     return {"name": call.get("name"), "args": args, "id": call.get("id")}
 
 
@@ -414,8 +432,9 @@ class _Protocolled:
         view = _Tracking(output.update)
         claims = self.reader.read(view)
         if claims is None or (isinstance(claims, (list, tuple, dict, str)) and not claims):
-            return Read(None, frozenset(view.seen), self.target, "missing",
-                        f"no claims at {self.target}")
+            return Read(
+                None, frozenset(view.seen), self.target, "missing", f"no claims at {self.target}"
+            )
         return Read(claims, frozenset(view.seen), self.target)
 
     def read(self, update: Mapping[str, Any]) -> Any:

@@ -13,7 +13,7 @@ contain only msgpack primitives and the values a graph sees are always
 
 from __future__ import annotations
 
-import uuid
+import secrets
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, Self, TypeAlias
@@ -113,7 +113,7 @@ class Report(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = Field(default_factory=lambda: secrets.token_hex(16))
     gate: str
     node: str
     claims: list[Any] = Field(default_factory=list)

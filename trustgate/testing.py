@@ -447,7 +447,8 @@ def _check_rows(graph: Any, config: Any, lies: Sequence[str]) -> None:
         return
     for item in saver.list({"configurable": {"thread_id": thread}}):
         values = {
-            k: v for k, v in (item.checkpoint.get("channel_values") or {}).items()
+            k: v
+            for k, v in (item.checkpoint.get("channel_values") or {}).items()
             if k != "trust_reports"
         }
         writes = [

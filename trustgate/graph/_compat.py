@@ -13,7 +13,7 @@ import copy
 import dataclasses
 import functools
 import logging
-import uuid
+import secrets
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
@@ -78,7 +78,7 @@ def check() -> None:
         if need not in fields:
             problems.append(f"StateNodeSpec has no field {need!r}")
     for cls, attr in ((StreamMessagesHandler, "stream"), (StreamToolCallHandler, "stream")):
-        if attr not in getattr(cls.__init__, "__code__").co_names and not hasattr(cls, attr):
+        if attr not in cls.__init__.__code__.co_names and not hasattr(cls, attr):
             problems.append(f"{cls.__name__} has no {attr!r} sink")
     if getattr(StreamProtocol, "__slots__", None) != ("modes", "__call__"):
         problems.append("StreamProtocol is not (modes, __call__)")
@@ -163,7 +163,19 @@ def _aside(config: Mapping[str, Any]) -> tuple[Any, dict[str, Any], str] | None:
             "checkpoint_id": info.checkpoint_id,
         }
     }
-    return saver, cfg, f"{info.task_id}~trustgate~{uuid.uuid4().hex[:12]}"
+    return saver, cfg, f"{info.task_id}~trustgate~{secrets.token_hex(6)}"
+
+
+def serde(config: Mapping[str, Any] | None) -> Any:
+    """The run's checkpoint serializer (with the graph's allow-list of state types under
+    strict msgpack), or LangGraph's default when the run has no checkpointer."""
+    saver = conf(config).get(_k().CONFIG_KEY_CHECKPOINTER)
+    found = getattr(saver, "serde", None)
+    if found is not None:
+        return found
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    return JsonPlusSerializer()
 
 
 _PENDING: set[Any] = set()
@@ -300,9 +312,7 @@ def for_this_graph(cmd: Any, config: Mapping[str, Any], node: str) -> bool:
     return bool(cmd.graph in (ns, recast_checkpoint_ns(ns), node))
 
 
-def runnable_callable(
-    func: Callable[..., Any], afunc: Callable[..., Any] | None, name: str
-) -> Any:
+def runnable_callable(func: Callable[..., Any], afunc: Callable[..., Any] | None, name: str) -> Any:
     from langgraph._internal._runnable import RunnableCallable
 
     return RunnableCallable(func, afunc, name=name, trace=False)
@@ -331,8 +341,10 @@ def present_as(wrapper: Any, inner: Any) -> None:
     if type(inner) is type(wrapper):
         return
     try:
-        ident = inner.lc_id() if isinstance(inner, RunnableSerializable) else (
-            to_json_not_implemented(inner)["id"]
+        ident = (
+            inner.lc_id()
+            if isinstance(inner, RunnableSerializable)
+            else (to_json_not_implemented(inner)["id"])
         )
     except Exception as exc:  # an exotic runnable: it draws as the wrapper
         logger.warning("cannot tell how %r draws: %s", inner, exc)
@@ -362,6 +374,45 @@ def message_keys(builder: Any) -> frozenset[str]:
 def is_root_graph(builder: Any) -> bool:
     channels = getattr(builder, "channels", None) or {}
     return list(channels) == ["__root__"]
+
+
+# --- reading a builder (audit and guard read graphs only through these) ------------------
+
+
+def node_specs(builder: Any) -> dict[str, Any]:
+    return dict(getattr(builder, "nodes", None) or {})
+
+
+def node_runnable(spec: Any) -> Any:
+    return getattr(spec, "runnable", None)
+
+
+def node_ends(spec: Any) -> Any:
+    """Where a node may route with ``Command(goto=...)`` (``destinations``)."""
+    return getattr(spec, "ends", None)
+
+
+def node_metadata(spec: Any) -> Mapping[str, Any]:
+    meta = getattr(spec, "metadata", None) or {}
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def edges(builder: Any) -> set[tuple[str, str]]:
+    return set(getattr(builder, "edges", None) or ())
+
+
+def waiting_edges(builder: Any) -> set[tuple[tuple[str, ...], str]]:
+    return set(getattr(builder, "waiting_edges", None) or ())
+
+
+def branch_ends(builder: Any, node: str) -> list[tuple[str, Any]]:
+    """(name, declared ends) of each conditional branch out of ``node``."""
+    branches = (getattr(builder, "branches", None) or {}).get(node, {})
+    return [(name, getattr(b, "ends", None)) for name, b in branches.items()]
+
+
+def channels(builder: Any) -> dict[str, Any]:
+    return dict(getattr(builder, "channels", None) or {})
 
 
 # --- builders and compiled graphs -------------------------------------------------------
@@ -427,7 +478,7 @@ def _never_on(policies: Any, never: tuple[type[BaseException], ...]) -> Any:
         def retry(exc: Exception, retry_on: Any = retry_on) -> bool:
             if isinstance(exc, never):
                 return False
-            if isinstance(retry_on, type) or isinstance(retry_on, tuple):
+            if isinstance(retry_on, (type, tuple)):
                 return isinstance(exc, retry_on)
             return bool(retry_on(exc))
 
@@ -444,7 +495,9 @@ def keep_mappers(fresh: Any, copied: Any) -> Any:
     return copied
 
 
-def settle_policies(compiled: Any, guarded: Sequence[str], never: tuple[type[BaseException], ...]) -> None:
+def settle_policies(
+    compiled: Any, guarded: Sequence[str], never: tuple[type[BaseException], ...]
+) -> None:
     """Guarded nodes are never cached (a cached write would replay a verdict without
     running the gate) and never retried on a halt (a halt is an outcome)."""
     graph_cache = compiled.cache_policy
@@ -466,4 +519,4 @@ def durable(fn: Callable[[Any], Any], name: str) -> Callable[[Any], Any]:
     not computed again when the node re-runs after an interrupt."""
     from langgraph.func import task
 
-    return cast(Callable[[Any], Any], task(name=name)(fn))
+    return cast(Callable[[Any], Any], task(name=name)(cast(Any, fn)))

@@ -30,7 +30,7 @@ G = TypeVar("G")
 
 
 def _node_of(spec: Any) -> GuardedNode | None:
-    node = getattr(getattr(spec, "runnable", None), "trustgate_node", None)
+    node = getattr(_compat.node_runnable(spec), "trustgate_node", None)
     return node if isinstance(node, GuardedNode) else None
 
 
@@ -45,7 +45,7 @@ def guarded_nodes(graph: Any) -> dict[str, tuple[str, ...]]:
     """
     builder = getattr(graph, "builder", graph)
     found: dict[str, tuple[str, ...]] = {}
-    for name, spec in (getattr(builder, "nodes", None) or {}).items():
+    for name, spec in _compat.node_specs(builder).items():
         node = _node_of(spec)
         if node is not None:
             found[name] = tuple(g.name for g in node.gates)
@@ -145,26 +145,26 @@ def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]
     _compat.check_builder(builder)
     new = _compat.copy_builder(builder, GuardedStateGraph)
     root = _compat.is_root_graph(builder)
-    if REPORTS_KEY not in new.channels and not root:
+    if REPORTS_KEY not in _compat.channels(new) and not root:
         _compat.add_channels(
-            new, TypedDict("TrustgateReports", {REPORTS_KEY: TrustReports}, total=False)  # type: ignore[operator]
+            new,
+            TypedDict("TrustgateReports", {REPORTS_KEY: TrustReports}, total=False),  # type: ignore[operator]
         )
-    keys = [k for k in new.channels if k != REPORTS_KEY]
+    keys = [k for k in _compat.channels(new) if k != REPORTS_KEY]
     message_keys = _compat.message_keys(new)
     for name, value in gates.items():
         chain = _gates(name, value)
-        if name not in new.nodes:
+        specs = _compat.node_specs(new)
+        if name not in specs:
             raise ConfigurationError(f"guard(): the graph has no node {name!r}")
-        spec = new.nodes[name]
+        spec = specs[name]
         if _node_of(spec) is not None:
             raise ConfigurationError(
                 f"guard(): {name!r} is already guarded; to check it with several gates, "
                 "pass them as one list in one guard() call"
             )
         _check_chain(name, chain)
-        missing = sorted(
-            {k for g in chain for k in g.evidence_keys} - set(new.channels)
-        )
+        missing = sorted({k for g in chain for k in g.evidence_keys} - set(_compat.channels(new)))
         if missing:
             raise ConfigurationError(
                 f"gates on {name!r} read evidence from state keys {missing}, which the "
@@ -173,7 +173,7 @@ def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]
         durable = any(isinstance(p, Review) for p in _policies(chain))
         node = GuardedNode(
             name,
-            spec.runnable,
+            _compat.node_runnable(spec),
             chain,
             keys=keys,
             message_keys=message_keys,

@@ -23,6 +23,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 
+from trustgate._output import NodeOutput
 from trustgate.errors import GateHalted
 from trustgate.findings import Finding
 from trustgate.gate import (
@@ -39,7 +40,6 @@ from trustgate.gate import (
 from trustgate.graph import _compat
 from trustgate.graph._streams import StreamHold
 from trustgate.policies._decision import Rerender
-from trustgate._output import NodeOutput
 from trustgate.report import REPORTS_KEY, Report
 
 __all__ = ["GuardedNode"]
@@ -122,9 +122,7 @@ def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
         )
     if extra:
         key = decision.messages_key
-        current = (
-            input.get(key) if isinstance(input, Mapping) else getattr(input, key, None)
-        )
+        current = input.get(key) if isinstance(input, Mapping) else getattr(input, key, None)
         updates[key] = [*(current or []), *extra]
     if not updates:
         return input
@@ -139,16 +137,14 @@ def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
     return input
 
 
-def _seal(value: Any) -> dict[str, Any]:
+def _seal(value: Any, config: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A held value as a durable task returns it: encoded, so that what is waiting for
     a person's decision is not shown as content by the streams that report task
     results, nor readable as text in the checkpoint row that keeps it."""
     import base64
     import hashlib
 
-    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
-    kind, data = JsonPlusSerializer().dumps_typed(value)
+    kind, data = _compat.serde(config or var_child_runnable_config.get()).dumps_typed(value)
     return {
         "trustgate": "held for review",
         "sha256": hashlib.sha256(data).hexdigest(),
@@ -157,13 +153,12 @@ def _seal(value: Any) -> dict[str, Any]:
     }
 
 
-def _unseal(sealed: Mapping[str, Any]) -> Any:
+def _unseal(sealed: Mapping[str, Any], config: Mapping[str, Any] | None = None) -> Any:
     import base64
 
-    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
     data = base64.b64decode(sealed["sealed"])
-    return JsonPlusSerializer().loads_typed((str(sealed["type"]), data))
+    serde = _compat.serde(config or var_child_runnable_config.get())
+    return serde.loads_typed((str(sealed["type"]), data))
 
 
 def _checked(req: Any) -> dict[str, Any]:
@@ -195,7 +190,7 @@ def _in_config(config: dict[str, Any], fn: Any) -> Any:
     """Call ``fn`` with ``config`` as the current LangChain config, as LangGraph does
     for a traced node: code that calls a model or ``get_stream_writer()`` without
     passing a config reads it from there."""
-    token = var_child_runnable_config.set(config)  # type: ignore[arg-type]
+    token = var_child_runnable_config.set(cast(RunnableConfig, config))
     try:
         return fn()
     finally:
@@ -206,7 +201,7 @@ def _prepend(carry: Sequence[Any], key: str, value: Any) -> Any:
     """Release ``carry`` (messages) ahead of what the last attempt returned."""
     from langgraph.types import Command
 
-    head = Command(update={key: list(carry)})
+    head: Command[Any] = Command(update={key: list(carry)})
     if isinstance(value, list):
         return [head, *value]
     if isinstance(value, tuple):
@@ -281,7 +276,7 @@ class GuardedNode:
         box = _HOLD.get()
         if box is not None:
             box["hold"] = hold
-        token = var_child_runnable_config.set(hold.config)  # type: ignore[arg-type]
+        token = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
         try:
             value = await self.inner.ainvoke(input, hold.config)
             return _seal({"value": value, "raised": False, "custom": list(hold.custom)})
@@ -297,7 +292,7 @@ class GuardedNode:
             box: dict[str, Any] = {}
             token = _HOLD.set(box)
             try:
-                got = _unseal(self._task(input).result())
+                got = _unseal(self._task(input).result(), config)
             finally:
                 _HOLD.reset(token)
             hold = box.get("hold") or StreamHold({})
@@ -305,7 +300,11 @@ class GuardedNode:
             return got["value"], bool(got["raised"]), hold
         hold = StreamHold(config)
         try:
-            return _in_config(hold.config, lambda: self.inner.invoke(input, hold.config)), False, hold
+            return (
+                _in_config(hold.config, lambda: self.inner.invoke(input, hold.config)),
+                False,
+                hold,
+            )
         except BaseException as exc:
             if _compat.is_parent_command(exc):
                 return exc.args[0], True, hold
@@ -317,14 +316,14 @@ class GuardedNode:
             box: dict[str, Any] = {}
             token = _HOLD.set(box)
             try:
-                got = _unseal(await self._task(input))
+                got = _unseal(await self._task(input), config)
             finally:
                 _HOLD.reset(token)
             hold = box.get("hold") or StreamHold({})
             hold.custom = list(got.get("custom") or [])
             return got["value"], bool(got["raised"]), hold
         hold = StreamHold(config)
-        token = var_child_runnable_config.set(hold.config)  # type: ignore[arg-type]
+        current = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
         try:
             return await self.inner.ainvoke(input, hold.config), False, hold
         except BaseException as exc:
@@ -333,7 +332,7 @@ class GuardedNode:
             hold.close()
             raise
         finally:
-            var_child_runnable_config.reset(token)
+            var_child_runnable_config.reset(current)
 
     def _durable_verify(self, req: Any) -> list[Finding]:
         return _unpack(self._check(req).result())

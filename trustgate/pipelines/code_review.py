@@ -46,6 +46,7 @@ from typing_extensions import TypedDict
 from trustgate.claims import ChangesManifest
 from trustgate.evidence.workspace import Workspace
 from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -59,7 +60,6 @@ from trustgate.readers import FromKey
 from trustgate.report import TrustReports, reports_from_state
 from trustgate.verifiers.base import EvidenceSources, FromState
 from trustgate.verifiers.files import CitationReplay
-from trustgate.graph import guard
 
 __all__ = [
     "ROLES",

@@ -54,6 +54,7 @@ from typing_extensions import TypedDict
 from trustgate.evidence.brief import Brief, EvidenceSet
 from trustgate.findings import Finding
 from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -68,7 +69,6 @@ from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, Funct
 from trustgate.verifiers.blind import ModelVerifier
 from trustgate.verifiers.contract import check_citations
 from trustgate.verifiers.integrity import check_integrity
-from trustgate.graph import guard
 
 __all__ = [
     "ROLES",

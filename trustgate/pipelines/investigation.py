@@ -54,6 +54,7 @@ from trustgate.evidence.ledger import ArtifactLedger, InMemoryLedger
 from trustgate.evidence.workspace import Workspace
 from trustgate.findings import Finding
 from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -68,7 +69,6 @@ from trustgate.readers import FromKey
 from trustgate.report import OverrideRecord, TrustReports, reports_from_state
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
 from trustgate.verifiers.files import GroundingCheck
-from trustgate.graph import guard
 
 __all__ = [
     "ROLES",
@@ -244,7 +244,7 @@ def _reverify(claims: Any, evidence: Evidence) -> list[Finding]:
         changed = []
         for artifact_id in verified:
             finding = ledger.reverify(artifact_id, ws)
-            if finding.code == "tampered":
+            if not finding.passed:  # changed source, edited row, unreadable: all strike
                 changed.append(finding.message)
         if changed:
             out.append(

@@ -48,6 +48,7 @@ from typing_extensions import TypedDict
 
 from trustgate.evidence.record import Record
 from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -60,7 +61,6 @@ from trustgate.readers import FromKey
 from trustgate.report import TrustReports
 from trustgate.verifiers.base import EvidenceSources, FromState
 from trustgate.verifiers.gaps import GAP_LABEL, testimony_text
-from trustgate.graph import guard
 
 __all__ = ["ROLES", "PostmortemState", "build", "find_gaps", "redact_gate", "sample_inputs"]
 

@@ -79,7 +79,9 @@ class Caveat:
         block = caveat_block(failed)
         rewrites.append(PrependText(target, block))
         records.append(
-            OverrideRecord(kind="caveat", target=target, after=block.strip(), reason=reasons(failed))
+            OverrideRecord(
+                kind="caveat", target=target, after=block.strip(), reason=reasons(failed)
+            )
         )
         return Release(tuple(rewrites), tuple(failed), "caveat", tuple(records))
 

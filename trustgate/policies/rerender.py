@@ -10,8 +10,10 @@ from trustgate.policies._decision import (
     CrossingView,
     DecisionValue,
     Policy,
-    Rerender as RerenderDecision,
     reasons,
+)
+from trustgate.policies._decision import (
+    Rerender as RerenderDecision,
 )
 from trustgate.policies.caveat import Caveat
 from trustgate.report import OverrideRecord

@@ -88,16 +88,23 @@ class Review:
                 (),
                 tuple(failed),
                 "review",
-                (OverrideRecord(kind="review", target=crossing.node,
-                                reason=f"approved by {who or 'unknown'}"),),
+                (
+                    OverrideRecord(
+                        kind="review",
+                        target=crossing.node,
+                        reason=f"approved by {who or 'unknown'}",
+                    ),
+                ),
                 approval,
             )
         if kind == "edit":
             edited = decision.get("update")
             if edited is None and isinstance(decision.get("edited_action"), Mapping):
                 edited = decision["edited_action"].get("args")
-            if not isinstance(edited, Mapping) or not edited or not all(
-                isinstance(k, str) for k in edited
+            if (
+                not isinstance(edited, Mapping)
+                or not edited
+                or not all(isinstance(k, str) for k in edited)
             ):
                 return Stop("Review: an edit needs an 'update' mapping of field → value")
             approval = Approval(
@@ -135,8 +142,14 @@ class Review:
             (ReplaceText(target, text),),
             tuple(failed),
             "review",
-            (OverrideRecord(kind="review", target=target, after=text,
-                            reason=f"answered by {who or 'unknown'}"),),
+            (
+                OverrideRecord(
+                    kind="review",
+                    target=target,
+                    after=text,
+                    reason=f"answered by {who or 'unknown'}",
+                ),
+            ),
             approval,
         )
 

@@ -100,8 +100,9 @@ class BlockToolCalls:
             )
         if self.then is not None and crossing.attempt > self.max_attempts:
             return self.then.decide(crossing)
-        return Release((DropToolCalls(target, frozenset(blocked)),), tuple(by_call), "modified",
-                       records)
+        return Release(
+            (DropToolCalls(target, frozenset(blocked)),), tuple(by_call), "modified", records
+        )
 
     def __repr__(self) -> str:
         return "BlockToolCalls()"

@@ -32,7 +32,6 @@ class DraftCheck:
     """
 
     name = "redact"
-    bounded = True  # linear in the draft, which the reader caps
 
     def __init__(self, rules: Sequence[Any] | None = None, *, timeout: float | None = None) -> None:
         self.rules = rules
@@ -42,9 +41,7 @@ class DraftCheck:
         from trustgate.verifiers.draft import verify_draft
 
         if not isinstance(claims, str):
-            raise ClaimParseError(
-                f"the draft check reads text, not {type(claims).__name__}"
-            )
+            raise ClaimParseError(f"the draft check reads text, not {type(claims).__name__}")
         record = evidence.require("record")
         verdict = (
             verify_draft(claims, record)
@@ -64,7 +61,11 @@ class DraftCheck:
                 detail["gap_question"] = questions[gap]
             out.append(
                 Finding.failed(
-                    self.name, f.code, f.message, severity=f.severity, subject=f.subject,
+                    self.name,
+                    f.code,
+                    f.message,
+                    severity=f.severity,
+                    subject=f.subject,
                     detail=detail,
                 )
             )
