@@ -1593,3 +1593,103 @@ def test_astream_log() -> None:
     guarded = trustgate.guard(builder, {"agent": text_gate()}).compile()
     shown = asyncio.run(patches(guarded))
     assert shown and not find_lies(shown, LIES)
+
+
+def _refund_agent(recorder: Recorder) -> Any:
+    """An agent that pays a refund against the invented reference, then answers."""
+    from langchain.agents import create_agent
+
+    from trustgate.testing import lying_model
+
+    @tool
+    def refund(reference: str) -> str:
+        """Pay out a refund against a ledger reference."""
+        recorder.tool_ran("refund", reference=reference)
+        return "refunded"
+
+    def reply(messages: list[Any]) -> AIMessage:
+        if any(isinstance(m, ToolMessage) for m in messages):
+            return AIMessage(TRUE_TEXT)
+        return AIMessage("", tool_calls=[{"name": "refund", "args": _ARGS, "id": "r1"}])
+
+    return create_agent(lying_model(reply, repeat_last=True), [refund])
+
+
+def test_tool_inside_a_guarded_agent_node_runs_before_the_gate() -> None:
+    """Guarding a whole agent (a subgraph node) checks what the agent hands on, after
+    its own tools ran: the refund runs with the lie inside the guarded node. Nothing
+    can hold a tool's side effect after the fact, so this shape either needs a warning
+    or refusal from ``guard()`` (the tools are behind the boundary it draws) or the
+    gate on the agent's model node, as the next test does."""
+    recorder = Recorder()
+
+    def call(state: S) -> Any:
+        return _refund_agent(recorder).invoke(state)
+
+    gate = text_gate(passthrough=["messages.text", "messages.tool_calls"])
+    a = attack(graph(call), gate, recorder=recorder)
+    a.assert_blocked()
+
+
+def test_gate_on_the_agents_model_node_stops_the_tool() -> None:
+    recorder = Recorder()
+    agent = _refund_agent(recorder)
+    a = attack(agent.builder, calls_gate(), node="model", recorder=recorder, downstream=("tools",))
+    a.assert_blocked()
+    assert a.control.hits.get("tool_runs")
+
+
+# --- 9. the shipped lie check (trustgate.testing.assert_lie_blocked) --------------------------
+# Users prove their own gates with it; where it cannot see, their mutation tests pass on
+# graphs that leak. Each case is an unguarded graph that leaks: the check must say so.
+
+
+def _leaky(node: Callable[..., Any]) -> Any:
+    return graph(node).compile(checkpointer=InMemorySaver())
+
+
+def test_shipped_lie_check_sees_message_metadata() -> None:
+    from trustgate.testing import LieNotBlocked as Shipped
+    from trustgate.testing import assert_lie_blocked
+
+    def agent(state: S) -> dict[str, Any]:
+        return {"messages": [AIMessage(TRUE_TEXT, response_metadata={"citations": [LIE]})]}
+
+    with pytest.raises(Shipped):
+        assert_lie_blocked(
+            _leaky(agent), {"messages": [HumanMessage("go")]}, LIES, require_catch=False
+        )
+
+
+def test_shipped_lie_check_sees_a_nodes_own_interrupt() -> None:
+    from langgraph.types import interrupt
+
+    from trustgate.testing import LieNotBlocked as Shipped
+    from trustgate.testing import assert_lie_blocked
+
+    def agent(state: S) -> dict[str, Any]:
+        interrupt({"question": f"Pay against {LIE}?"})
+        return {}
+
+    with pytest.raises(Shipped):
+        assert_lie_blocked(
+            _leaky(agent), {"messages": [HumanMessage("go")]}, LIES, require_catch=False
+        )
+
+
+def test_shipped_lie_check_sees_the_tasks_stream() -> None:
+    """The claims a Review gate checks reach the tasks/debug streams (see above); the
+    shipped check watches neither mode."""
+    from trustgate.testing import LieNotBlocked as Shipped
+    from trustgate.testing import assert_lie_blocked
+
+    def agent(state: S) -> dict[str, Any]:
+        return {"messages": [AIMessage(LIE_TEXT)]}
+
+    app = trustgate.guard(graph(agent), {"agent": text_gate(Review())}).compile(
+        checkpointer=InMemorySaver()
+    )
+    with pytest.raises(Shipped):
+        assert_lie_blocked(
+            app, {"messages": [HumanMessage("go")]}, LIES, resume={"type": "reject", "by": "test"}
+        )
