@@ -98,17 +98,16 @@ def strings(obj: Any, out: list[str] | None = None) -> list[str]:
         if id(item) in seen:
             continue
         seen.add(id(item))
-        if is_audit(item):
-            continue
         d = depth + 1
-        if isinstance(item, BaseMessage):
-            stack.append((item.model_dump(), d))
-        elif isinstance(item, BaseModel):
-            try:
-                stack.append((item.model_dump(), d))
-            except Exception:  # a model that cannot dump: its repr still shows the text
-                found.append(repr(item))
+        if isinstance(item, BaseModel):
+            if isinstance(item, Report):
+                continue
+            # every field, extras included (a message's metadata, kwargs, artifact)
+            stack.append((item.__dict__, d))
+            stack.append((item.__pydantic_extra__, d))
         elif isinstance(item, Mapping):
+            if is_audit(item):
+                continue
             for k, v in item.items():
                 if isinstance(k, str) and k in _SKIP_KEYS:
                     continue
@@ -122,6 +121,9 @@ def strings(obj: Any, out: list[str] | None = None) -> list[str]:
         elif isinstance(item, BaseException):
             found.append(str(item))
             stack.extend((a, d) for a in item.args)
+        elif isinstance(item, Interrupt):
+            if not is_audit(item):
+                stack.append((item.value, d))
         elif dataclasses.is_dataclass(item) and not isinstance(item, type):
             for f in dataclasses.fields(item):
                 stack.append((getattr(item, f.name, None), d))

@@ -1311,7 +1311,7 @@ def test_huge_output_with_the_lie_at_the_end(policy: str) -> None:
     from trustgate.verifiers.base import EvidenceSources
     from trustgate.verifiers.rules import DraftSentence, SentenceRule
 
-    filler = "The deploy went out on time. " * 80_000  # about 2.3 MB
+    filler = "The deploy went out on time. " * 40_000  # 1.16 M characters, over the draft cap
     huge = filler + LIE_TEXT
 
     def agent(state: S) -> dict[str, Any]:
