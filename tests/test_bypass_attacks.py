@@ -605,6 +605,7 @@ _ARGS = {"reference": LIE}
     ids=["openai-dict", "anthropic-tool-use", "raw-kwargs", "tool-calls"],
 )
 def test_tool_calls_blocked_in_every_form(message: Callable[[], Any]) -> None:
+    """A fabricated refund call, as each provider shapes it, never runs."""
     recorder = Recorder()
     a = attack(
         _tool_graph(message, recorder),
@@ -668,6 +669,8 @@ def test_legacy_function_call_without_an_id_under_override() -> None:
 
 
 def test_override_of_a_tool_call_claim_rewrites_the_call() -> None:
+    """``Override`` on a gate that read tool calls removes the failed call too."""
+
     def agent(state: S) -> dict[str, Any]:
         return {
             "messages": [AIMessage("", tool_calls=[{"name": "refund", "args": _ARGS, "id": "c1"}])],
@@ -691,6 +694,8 @@ def test_override_of_a_tool_call_claim_rewrites_the_call() -> None:
 
 
 def test_send_fan_out_with_a_lying_payload() -> None:
+    """The node's update is honest; the argument it sends a worker is not."""
+
     def agent(state: S) -> Command[Any]:
         return Command(
             update={"messages": [AIMessage(TRUE_TEXT)]},
@@ -733,6 +738,8 @@ def _depth_two(leaf_update: dict[str, Any]) -> StateGraph:
 
 
 def test_parent_command_from_depth_two() -> None:
+    """A handoff raised two subgraphs deep reaches the top graph through the guarded
+    node as a parent command."""
     g = _depth_two({"messages": [AIMessage(LIE_TEXT)]})
     a = attack(g, text_gate(passthrough=["goto", "notes"]))
     a.assert_blocked()
@@ -1102,6 +1109,8 @@ def test_update_state_as_the_guarded_node_is_a_persons_write() -> None:
 
 
 def test_cache_never_replays_a_verdict() -> None:
+    """The guarded node has a cache policy: the second run with the same input runs
+    the node and its gate again (a cached write would skip the gate)."""
     from langgraph.cache.memory import InMemoryCache
     from langgraph.types import CachePolicy
 
@@ -1179,6 +1188,8 @@ def test_a_failed_attempt_before_a_retry_releases_nothing() -> None:
 
 
 def test_gate_chain_early_pass_later_rewrite_releases_only_the_rewrite() -> None:
+    """The first gate passes the streamed answer, the second caveats it: the tokens
+    streamed before the decision must not reach the consumer."""
     from trustgate.testing import lying_model
 
     model = lying_model(f"{TRUE_TEXT} {LIE_TEXT}", repeat_last=True)
@@ -1199,6 +1210,9 @@ def test_gate_chain_early_pass_later_rewrite_releases_only_the_rewrite() -> None
 
 
 def test_gate_chain_early_rewrite_later_halt() -> None:
+    """The first gate rewrites one part, the second halts on another: nothing of the
+    rewrite is released either."""
+
     def agent(state: S) -> dict[str, Any]:
         return {"messages": [AIMessage(LIE_TEXT)], "verdict": LIE_TEXT}
 
@@ -1214,6 +1228,9 @@ def test_gate_chain_early_rewrite_later_halt() -> None:
 
 
 def test_parallel_tasks_one_lying_sibling() -> None:
+    """Three ``Send`` tasks of the guarded node in one step, one lying: a halt keeps
+    the step from finishing; an override rewrites only the lying task's write."""
+
     def fan(state: S) -> list[Send]:
         return [Send("agent", {"i": i}) for i in range(3)]
 
@@ -1410,6 +1427,8 @@ def test_review_check_does_not_stream_the_claims() -> None:
 
 
 def test_review_on_a_subgraph_node_runs_sync() -> None:
+    """A Review gate on a compiled-subgraph node (which has a native async path), run
+    with ``invoke``: the node's durable call must work in a sync run too."""
     sub = StateGraph(S)
     sub.add_node("draft", lambda s: {"messages": [AIMessage(TRUE_TEXT)]})
     sub.add_edge(START, "draft")
@@ -1450,6 +1469,8 @@ def test_review_on_a_handoff_node() -> None:
 
 
 def test_review_edit_of_a_message_is_what_is_verified() -> None:
+    """A person edits the flagged answer: the edit is verified again and released."""
+
     def agent(state: S) -> dict[str, Any]:
         return {"messages": [AIMessage(LIE_TEXT)]}
 
