@@ -16,6 +16,7 @@ says why (``update_state(as_node=...)``, a person approving a review).
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import operator
 import threading
@@ -246,9 +247,11 @@ def attack(
     recorder = recorder or Recorder()
     store = store_factory() if store_factory else None
     plain = builder.compile(checkpointer=InMemorySaver(), store=store, **kwargs)
+    # every run gets its own copy of the inputs: an unguarded node that edits its input in
+    # place would otherwise plant the lie in the guarded runs' input
     control = _watch(
         plain,
-        inputs,
+        copy.deepcopy(inputs),
         ways[0],
         recorder,
         context=context,
@@ -266,7 +269,7 @@ def attack(
         result.apps[way] = app
         result.runs[way] = _watch(
             app,
-            inputs,
+            copy.deepcopy(inputs),
             way,
             recorder,
             context=context,
