@@ -24,7 +24,9 @@ from typing import Any
 if __name__ == "__main__":  # run as a script: make the package and helpers importable
     sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).parent)]
 
-from _draft_inputs import all_inputs
+from _draft_inputs import RECORD, all_inputs
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trustgate.verifiers.draft import DraftVerdict, verify_draft
 from trustgate.verifiers.figures import FiguresRule
@@ -86,3 +88,102 @@ if __name__ == "__main__":
     data = {"keys": _keys_digest(list(flat)), "digests": lines}
     SNAPSHOT.write_text(json.dumps(data, indent=1) + "\n", "utf-8")
     print(f"wrote {SNAPSHOT}")
+
+
+def _vocabulary() -> list[str]:
+    from trustgate.verifiers._claims import lexicon
+
+    lex = lexicon()
+    out = set(lex.verbs) | {w for ws in lex.words.values() for w in ws}
+    for table in lex.phrases.values():
+        for phrases in table.values():
+            out.update(" ".join(p) for p in phrases)
+    return sorted(out)
+
+
+_WORDS = st.sampled_from(_vocabulary())
+_GLUE = st.sampled_from(
+    [
+        " ",
+        " ",
+        " ",
+        ", ",
+        "; ",
+        ": ",
+        " - ",
+        " — ",
+        " – ",
+        " (",
+        ") ",
+        ". ",
+        "? ",
+        "! ",
+        "\n",
+        "\n\n",
+        "\n- ",
+        "\n## ",
+        "\n| ",
+        " [[1]] ",
+        "[[1]]",
+        ". [[2]]",
+        " [[99]] ",
+        " [[1",
+        "*",
+        " **",
+        "** ",
+        " `x` ",
+        ' "quoted words" ',
+        " foo_bar ",
+        " a.b ",
+        " CamelCase ",
+        " http://x.io/a ",
+        " it's ",
+        "'",
+        " and ",
+        " the ",
+        " we ",
+        " was ",
+        " were ",
+        " is ",
+        " by ",
+        " to ",
+        " not ",
+        " quickly ",
+        " thus ",
+        " b/c ",
+        " w/o ",
+        " => ",
+        " -> ",
+        " → ",
+        "\u00a0",
+        "\u200b",
+        "é",
+        "’",
+        "“",
+        "”",
+        "…",
+        "а",
+        "İ",
+    ]
+)
+
+
+@st.composite
+def _drafts(draw: st.DrawFn) -> str:
+    parts = draw(st.lists(st.tuples(_WORDS, _GLUE, st.booleans()), max_size=40))
+    return "".join((w.capitalize() if cap else w) + glue for w, glue, cap in parts)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_drafts())
+def test_reading_candidates_only_changes_no_verdict(draft: str) -> None:
+    """Skipping the sentences no reading could fire on is a speed-up only."""
+    from trustgate.verifiers import draft as module
+
+    fast = canonical(verify_draft(draft, RECORD))
+    module._EXHAUSTIVE = True
+    try:
+        slow = canonical(verify_draft(draft, RECORD))
+    finally:
+        module._EXHAUSTIVE = False
+    assert fast == slow

@@ -451,6 +451,25 @@ def analyse_cached(text: str) -> Reading:
     return reading
 
 
+_last_side: list[tuple[str, _Analysis | None]] = []
+
+
+def side(text: str, which: str) -> str | None:
+    """One side of :func:`analyse` (``"causal"`` or ``"hedge"``), read only as far as
+    that side needs: a cited sentence is only ever asked about hedges. The last
+    sentence is remembered, so the two rules share one reading of it."""
+    if _last_side and _last_side[0][0] == text:
+        state = _last_side[0][1]
+    else:
+        state = None if _QUESTION_END.search(text) else _Analysis(read(text), lexicon())
+        if state is not None and (not state.t or state._about_document()):
+            state = None
+        _last_side[:] = [(text, state)]
+    if state is None:
+        return None
+    return state._causal() if which == "causal" else state._hedge()
+
+
 @functools.cache
 def _document_scans() -> tuple[re.Pattern[str], ...]:
     """Three simple scans rather than one alternation: each starts with something the

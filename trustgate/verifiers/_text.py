@@ -20,7 +20,15 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["MASK", "Sentence", "fold", "read", "unsupported"]
+__all__ = [
+    "MASK",
+    "Sentence",
+    "fold",
+    "mostly_symbols",
+    "read",
+    "symbols_only_matter",
+    "unsupported",
+]
 
 MASK = "zzmask"
 """The token a masked span becomes: a neutral noun no lexicon entry contains."""
@@ -79,6 +87,19 @@ _FOREIGN = _words(
 _WORDS = re.compile(r"[^\W\d_]+")
 _COMMON_ENGLISH = (" the ", " a ", " to ", " of ", " and ", " is ", " was ", " in ", " for ")
 _FOREIGN_WORD = re.compile(r"\b(?:" + "|".join(sorted(_FOREIGN)) + r")\b")
+
+
+def symbols_only_matter(draft: str) -> bool:
+    """True when, for every sentence of ``draft``, :func:`unsupported` comes down to
+    :func:`mostly_symbols`: an ASCII draft holding no function word of another
+    language (sentences start and end next to spaces, brackets or punctuation, so a
+    word boundary inside a sentence is one in the draft)."""
+    return draft.isascii() and _FOREIGN_WORD.search(draft.lower()) is None
+
+
+def mostly_symbols(text: str) -> bool:
+    """The ASCII half of :func:`unsupported` for a draft with no foreign word."""
+    return len(text) >= 12 and len(text.translate(_READABLE)) * 2 > len(text)
 
 
 def unsupported(text: str) -> bool:

@@ -34,6 +34,8 @@ from pydantic import BaseModel, ConfigDict
 from trustgate.errors import ConfigurationError, InputError
 from trustgate.evidence.record import Record
 from trustgate.findings import Finding
+from trustgate.verifiers import _triggers
+from trustgate.verifiers._text import mostly_symbols, symbols_only_matter
 from trustgate.verifiers._text import unsupported as _unsupported
 from trustgate.verifiers.gaps import GAP_LABEL, gap_question, testimony_text
 from trustgate.verifiers.rules import (
@@ -66,6 +68,8 @@ MAX_DRAFT_CHARS = 32 * 1024 * 1024
 _MARKER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 _OPEN = re.compile(r"\[\[")
 _SPACE_BEFORE = re.compile(r"[ \t]+\Z")
+_EXHAUSTIVE = False
+"""Read every sentence with the shipped rules, skipping none (tests compare the two)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,12 +309,14 @@ class _Unit:
     __slots__ = ("bad", "cited", "edits", "reasons", "seg", "text")
 
     def __init__(self, seg: Segment, text: str) -> None:
+        # empty tuples until something is found: a long draft has tens of thousands
+        # of units, and three lists each kept the garbage collector busy
         self.seg = seg
         self.text = text
         self.cited: tuple[str, ...] = ()
-        self.bad: list[str] = []  # cited ids the record does not have
-        self.edits: list[tuple[int, int, str]] = []  # marker rewrites, draft offsets
-        self.reasons: list[tuple[SentenceRule, str]] = []
+        self.bad: Sequence[str] = ()  # cited ids the record does not have
+        self.edits: Sequence[tuple[int, int, str]] = ()  # marker rewrites, draft offsets
+        self.reasons: Sequence[tuple[SentenceRule, str]] = ()
 
 
 def _citations(
@@ -321,6 +327,8 @@ def _citations(
     base = unit.seg.start
     cited: list[str] = []
     closed: list[tuple[int, int]] = []
+    bad_ids: list[str] = []
+    edits: list[tuple[int, int, str]] = []
     for m in _MARKER.finditer(raw):
         closed.append(m.span())
         ids = [part.strip() for part in m.group(1).split(",")]
@@ -332,16 +340,19 @@ def _citations(
         if not bad:
             continue
         for i in bad:
-            unit.bad.append(i)
+            bad_ids.append(i)
             invalid.append(
                 InvalidCitation(id=i, marker=m.group(), sentence=raw, start=base + m.start())
             )
         if good:
-            unit.edits.append((base + m.start(), base + m.end(), "[[" + ", ".join(good) + "]]"))
+            edits.append((base + m.start(), base + m.end(), "[[" + ", ".join(good) + "]]"))
         else:
             lead = _SPACE_BEFORE.search(raw, 0, m.start())
             start = lead.start() if lead is not None else m.start()
-            unit.edits.append((base + start, base + m.end(), ""))
+            edits.append((base + start, base + m.end(), ""))
+    if bad_ids:
+        unit.bad = bad_ids
+        unit.edits = edits
     if raw.count("[") == 2 * len(closed):
         return tuple(cited)  # every bracket belongs to a closed marker: nothing malformed
     starts = [s for s, _ in closed]  # closed markers never overlap: one bisect each
@@ -431,12 +442,24 @@ def verify_draft(
     # fenced code passes through: never scanned, never deleted
     units = [_Unit(seg, draft[seg.start : seg.end]) for seg in segment(draft) if seg.kind != "code"]
     starts = [u.seg.start for u in units]
-    # Which units could each rule fire on? Rules that can say where to look (the
-    # lexicon rules) are only shown the sentences holding a possible match.
+    # The shipped rules say for each sentence whether their reading could fire at
+    # all (trustgate.verifiers._triggers); other rules that can say where to look
+    # (pattern lexicons) are only shown the sentences holding a possible match.
+    sides: list[_triggers.Side | None] = [
+        (_triggers.causal() if r._side == "causal" else _triggers.hedge())
+        if isinstance(r, _ConstructionRule) and r.lexicon is None and not _EXHAUSTIVE
+        else None
+        for r in ruleset
+    ]
+    form = _triggers.scan_form(draft) if units and any(sides) else None
+    folded: set[int] = set()  # units holding a spelling the reading folds
+    if form is not None:
+        for p in _triggers.unstable(form):
+            folded.add(bisect_right(starts, p) - 1)
     document = document_form(draft) if units else None
     reach: list[set[int] | None] = []
-    for rule in ruleset:
-        where = rule.positions(document) if document is not None else None
+    for rule, side in zip(ruleset, sides, strict=True):
+        where = rule.positions(document) if document is not None and side is None else None
         if where is None:
             reach.append(None)
             continue
@@ -452,25 +475,47 @@ def verify_draft(
         not isinstance(r, _ConstructionRule) or r.lexicon is not None for r in ruleset
     )
     unsupported: list[UnsupportedText] = []
+    unreadable = mostly_symbols if units and symbols_only_matter(draft) else _unsupported
     for i, unit in enumerate(units):
         marked = "[[" in unit.text
         if marked:
             unit.cited = _citations(unit, lines, invalid)
-        if _unsupported(unit.text):
+        if unreadable(unit.text):
             if strict:
-                unit.reasons.append((_UNSUPPORTED, _UNSUPPORTED.reason))
+                unit.reasons = [(_UNSUPPORTED, _UNSUPPORTED.reason)]
                 continue
             unsupported.append(
                 UnsupportedText.model_construct(
                     sentence=unit.text, start=unit.seg.start, end=unit.seg.end
                 )
             )
-        todo = [r for r, h in zip(ruleset, reach, strict=True) if marked or h is None or i in h]
+        plain = _MARKER.sub("", unit.text) if marked else unit.text
+        todo: list[SentenceRule] = []
+        uform: str | None = None
+        found: list[str] | None = None
+        for rule, side, h in zip(ruleset, sides, reach, strict=True):
+            if side is None:
+                if marked or h is None or i in h:
+                    todo.append(rule)
+                continue
+            if unit.cited and side is _triggers.causal():
+                continue  # the causal law: a cited sentence is never its business
+            if form is not None and i not in folded:
+                if found is None:
+                    uform = form[unit.seg.start : unit.seg.end]
+                    if marked:  # removing a marker can join what it stood between
+                        uform = _MARKER.sub("", uform)
+                        if _triggers.unstable(uform):
+                            uform = None
+                    found = _triggers.words(uform) if uform is not None else []
+                if uform is not None and not side.fires(uform, side.keys.intersection(found)):
+                    continue
+            todo.append(rule)
         if not todo:
             continue
         view = DraftSentence(
             text=unit.text,
-            plain=_MARKER.sub("", unit.text) if marked else unit.text,
+            plain=plain,
             normalised=normalise(unit.text) if needs_normalised else "",
             cited=unit.cited,
             invalid=tuple(unit.bad),
@@ -480,7 +525,7 @@ def verify_draft(
         for rule in todo:
             reason = rule.check(view)
             if reason is not None:
-                unit.reasons.append((rule, reason))
+                unit.reasons = [*unit.reasons, (rule, reason)]
 
     # Group deleted units into runs (consecutive, same block): one gap per run.
     runs: list[list[int]] = []
