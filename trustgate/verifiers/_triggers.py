@@ -37,7 +37,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from trustgate.verifiers import _claims
 from trustgate.verifiers._text import fold
@@ -97,7 +97,7 @@ def unstable(form: str) -> list[int]:
     """Offsets in a scan form of spellings that make a sentence a candidate for both
     sides (a character the reading folds, an arrow, ``b/c``)."""
     out: list[int] = []
-    if "=" in form or "-" in form or "/" in form:
+    if "=>" in form or "->" in form or "/" in form:
         for m in _ASCII_FOLDED.finditer(form):
             p = m.start()
             if m.group()[1] != "/" or p == 0 or not form[p - 1].isalnum():
@@ -151,14 +151,16 @@ def _phrase(tokens: tuple[str, ...], squeeze: bool = False) -> str:
 
 @dataclass(frozen=True)
 class Side:
-    """The keys of one side: a key mapped to ``None`` settles it alone; otherwise to
-    the pattern its context must match somewhere in the sentence, and whether being
-    the sentence's first word also settles it."""
+    """The keys of one side: ``alone`` settle it by being there; a key of ``context``
+    needs its pattern to match somewhere in the sentence (compiled on first use, so
+    the first call after import pays only for what it meets); a key of ``first``
+    also settles it as the sentence's first word."""
 
     alone: frozenset[str]
-    context: dict[str, re.Pattern[str]]
+    context: dict[str, str]
     first: frozenset[str]
     keys: frozenset[str]
+    compiled: dict[str, re.Pattern[str]] = field(default_factory=dict)
 
     def fires(self, form: str, found: Iterable[str]) -> bool:
         """Whether the reading could fire on a sentence (its scan form and words)."""
@@ -166,29 +168,32 @@ class Side:
         for w in found:
             if w in self.alone:
                 return True
-            pattern = self.context.get(w)
-            if pattern is None:
+            source = self.context.get(w)
+            if source is None:
                 continue
-            if w in self.first and form.lstrip().startswith(w):
-                after = form.lstrip()[len(w) : len(w) + 1]
-                if not (after.isalnum() and after.isascii()):
-                    return True
-            if pattern.pattern not in checked:
-                checked.add(pattern.pattern)
+            if w in self.first:
+                head = form.lstrip()
+                if head.startswith(w):
+                    after = head[len(w) : len(w) + 1]
+                    if not (after.isalnum() and after.isascii()):
+                        return True
+            if source not in checked:
+                checked.add(source)
+                pattern = self.compiled.get(source)
+                if pattern is None:
+                    pattern = self.compiled[source] = re.compile(source)
                 if pattern.search(form) is not None:
                     return True
         return False
 
 
 def _build(alone: set[str], context: dict[str, list[str]], first: set[str]) -> Side:
-    compiled = {
-        key: re.compile("|".join(sorted(set(parts))))
-        for key, parts in context.items()
-        if key not in alone
+    sources = {
+        key: "|".join(sorted(set(parts))) for key, parts in context.items() if key not in alone
     }
-    for key in first - set(compiled) - alone:
-        compiled[key] = re.compile(r"(?!)")
-    return Side(frozenset(alone), compiled, frozenset(first), frozenset(alone) | set(compiled))
+    for key in first - set(sources) - alone:
+        sources[key] = r"(?!)"  # only the first-word test can settle it
+    return Side(frozenset(alone), sources, frozenset(first), frozenset(alone) | set(sources))
 
 
 @functools.cache

@@ -456,7 +456,7 @@ def verify_draft(
     if form is not None:
         for p in _triggers.unstable(form):
             folded.add(bisect_right(starts, p) - 1)
-    document = document_form(draft) if units else None
+    document = document_form(draft) if units and not all(sides) else None
     reach: list[set[int] | None] = []
     for rule, side in zip(ruleset, sides, strict=True):
         where = rule.positions(document) if document is not None and side is None else None
@@ -475,6 +475,8 @@ def verify_draft(
         not isinstance(r, _ConstructionRule) or r.lexicon is not None for r in ruleset
     )
     unsupported: list[UnsupportedText] = []
+    plan = list(zip(ruleset, sides, reach, strict=True))
+    causal = _triggers.causal()
     unreadable = mostly_symbols if units and symbols_only_matter(draft) else _unsupported
     for i, unit in enumerate(units):
         marked = "[[" in unit.text
@@ -489,16 +491,15 @@ def verify_draft(
                     sentence=unit.text, start=unit.seg.start, end=unit.seg.end
                 )
             )
-        plain = _MARKER.sub("", unit.text) if marked else unit.text
         todo: list[SentenceRule] = []
         uform: str | None = None
         found: list[str] | None = None
-        for rule, side, h in zip(ruleset, sides, reach, strict=True):
+        for rule, side, h in plan:
             if side is None:
                 if marked or h is None or i in h:
                     todo.append(rule)
                 continue
-            if unit.cited and side is _triggers.causal():
+            if side is causal and unit.cited:
                 continue  # the causal law: a cited sentence is never its business
             if form is not None and i not in folded:
                 if found is None:
@@ -515,7 +516,7 @@ def verify_draft(
             continue
         view = DraftSentence(
             text=unit.text,
-            plain=plain,
+            plain=_MARKER.sub("", unit.text) if marked else unit.text,
             normalised=normalise(unit.text) if needs_normalised else "",
             cited=unit.cited,
             invalid=tuple(unit.bad),

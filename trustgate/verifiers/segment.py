@@ -142,6 +142,16 @@ _ABBREVIATION = re.compile(
 )
 
 
+def _could_abbreviate(text: str, start: int, dot: int) -> bool:
+    """A necessary condition of :data:`_ABBREVIATION` at ``dot``, cheap to test: an
+    abbreviation is a run of at most six letters before the dot, or one letter after
+    another dot ("e.g.", "U.S."). Most sentence ends fail it after a few characters."""
+    k = dot - 1
+    while k >= start and dot - k <= 7 and text[k].isalpha():
+        k -= 1
+    return dot - k <= 7 or text[k] == "."
+
+
 def _split(
     text: str, start: int, end: int, kind: SegmentKind, block: int, out: list[Segment]
 ) -> None:
@@ -155,7 +165,10 @@ def _split(
         if text[dot] == "." and (
             (dot > start and text[dot - 1] in ".…")
             or (dot + 1 < end and text[dot + 1] in ".…")
-            or _ABBREVIATION.search(text, max(start, dot - 12), dot)
+            or (
+                _could_abbreviate(text, start, dot)
+                and _ABBREVIATION.search(text, max(start, dot - 12), dot)
+            )
         ):
             continue  # an ellipsis or an abbreviation
         head = _HEAD.match(text, pos, stop).end()  # type: ignore[union-attr]
