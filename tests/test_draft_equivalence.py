@@ -187,3 +187,32 @@ def test_reading_candidates_only_changes_no_verdict(draft: str) -> None:
     finally:
         module._EXHAUSTIVE = False
     assert fast == slow
+
+
+def test_the_garbage_collector_runs_again_after_a_verdict() -> None:
+    """verify_draft pauses the cyclic collector while it builds a verdict, and only then."""
+    import gc
+
+    import pytest
+
+    from trustgate.verifiers.rules import SentenceRule
+
+    class Broken(SentenceRule):
+        name = code = "broken"
+
+        def check(self, sentence: object) -> str | None:
+            assert not gc.isenabled()
+            raise RuntimeError("boom")
+
+    assert gc.isenabled()
+    verify_draft("The deploy caused it.", RECORD)
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError):
+        verify_draft("The deploy caused it.", RECORD, rules=(Broken(),))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        verify_draft("The deploy caused it.", RECORD)
+        assert not gc.isenabled()  # a caller's choice is left alone
+    finally:
+        gc.enable()
