@@ -93,6 +93,15 @@ _ASCII_FOLDED = re.compile(r"[=\-]>|[bdw]/[cto](?![a-z0-9])")
 _NON_ASCII_CHAR = re.compile(r"[^\x00-\x7f]")
 
 
+def joined(form: str) -> bool:
+    """Whether a sentence's scan form with its markers removed holds an ASCII arrow or
+    shorthand (removing ``[[3]]`` can make one: ``=[[3]]>``); characters outside
+    ASCII were already found in the whole draft."""
+    if "=>" in form or "->" in form or "/" in form:
+        return any(p >= 0 for p in unstable(form.encode("ascii", "replace").decode()))
+    return False
+
+
 def unstable(form: str) -> list[int]:
     """Offsets in a scan form of spellings that make a sentence a candidate for both
     sides (a character the reading folds, an arrow, ``b/c``)."""

@@ -522,7 +522,7 @@ def _verify(
                     uform = form[unit.seg.start : unit.seg.end]
                     if marked:  # removing a marker can join what it stood between
                         uform = _MARKER.sub("", uform)
-                        if _triggers.unstable(uform):
+                        if _triggers.joined(uform):
                             uform = None
                     found = _triggers.words(uform) if uform is not None else []
                 if uform is not None and not side.fires(uform, side.keys.intersection(found)):
