@@ -313,3 +313,11 @@ def test_langgraph_suite_unchanged_under_always_pass_gates() -> None:
             f"full report: {src.parent / 'report.md'}",
         ]
     )
+
+
+def test_allowlist_patterns_match_only_what_they_name() -> None:
+    allowed = harness.Allowlist({"tests/test_pregel*.py::test_x[*]": "why"})
+    assert allowed.get("tests/test_pregel.py::test_x[memory]") == "why"
+    assert allowed.get("tests/test_pregel_async.py::test_x[memory-sync]") == "why"
+    assert allowed.get("tests/test_pregel.py::test_x_more[memory]") is None
+    assert allowed.get("tests/test_other.py::test_x[memory]") is None

@@ -207,7 +207,11 @@ def test_halted_crossing_is_logged(url: str) -> None:
         assert logged.decision == "halted" and not logged.released
 
 
-def test_ledger_lives_in_the_same_database(url: str, tmp_path: Path) -> None:
+def test_ledger_lives_in_the_same_database(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # workers sharing a ledger share its key, or each sees the others' rows unverified
+    monkeypatch.setenv("TRUSTGATE_LEDGER_KEY", "shared-key-for-every-worker-0123")
     root = tmp_path / "ws"
     root.mkdir()
     (root / "a.py").write_text("x = 1\n")

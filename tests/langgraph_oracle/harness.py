@@ -22,6 +22,7 @@ import importlib.metadata
 import json
 import logging
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -301,10 +302,29 @@ def baseline_from_run(run: Run) -> Baseline:
 # --- the allow-list -------------------------------------------------------------------------
 
 
-def read_allowlist(path: Path = ALLOWLIST) -> dict[str, str]:
-    """Test id -> why it may legitimately differ under an always-pass gate."""
+class Allowlist(dict[str, str]):
+    """Test id pattern -> reason. A pattern names one test function, possibly with
+    ``*`` for its parametrisations or for the same test in the sync and async modules
+    (``tests/test_pregel*.py::test_x[*]``); ``get`` matches a test id against them."""
+
+    def get(self, test: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        if test in self:
+            return self[test]
+        for pattern, reason in self.items():
+            if "*" in pattern and _wildcard(pattern).fullmatch(test):
+                return reason
+        return default
+
+
+def _wildcard(pattern: str) -> re.Pattern[str]:
+    """Only ``*`` is special: brackets in test ids are parametrisations, not classes."""
+    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")))
+
+
+def read_allowlist(path: Path = ALLOWLIST) -> Allowlist:
+    """Test id pattern -> why it may legitimately differ under an always-pass gate."""
     data = tomllib.loads(path.read_text()) if path.is_file() else {}
-    allowed: dict[str, str] = {}
+    allowed = Allowlist()
     for entry in data.get("allow", []):
         test, reason = entry.get("test"), entry.get("reason")
         if not test or not reason or not str(reason).strip():

@@ -18,12 +18,9 @@ logger = logging.getLogger(__name__)
 
 
 def always_pass_gate(node: Any) -> TrustGate:
-    """A gate on ``node`` that reads nothing, verifies nothing and always releases.
-
-    After the rework this becomes something like
-    ``TrustGate(f"pass_{node}", reads=None, passthrough="*")``.
-    """
-    return TrustGate(f"pass_{node}", reads=lambda update: None, require_claims=False)
+    """A gate on ``node`` that reads nothing, verifies nothing and lets everything the
+    node emits through (declared, so it passes)."""
+    return TrustGate(f"pass_{node}", reads=None, passthrough="*")
 
 
 def gates_for(node_names: Any) -> dict[Any, TrustGate]:
@@ -44,15 +41,7 @@ def already_guarded(graph: Any) -> bool:
     """True when ``guard()`` already wired gates into ``graph`` (a builder or a
     compiled graph): such a graph is compiled again by guard() itself, or by a test
     that recompiles ``graph.builder``, and must not get gates on its gates."""
-    try:
-        from trustgate.wiring import guarded_nodes
-    except ImportError:  # the rework may move it; ask the top-level API then
-        import trustgate
+    from trustgate.graph import guarded_nodes
 
-        found = getattr(trustgate, "guarded_nodes", None)
-        if found is None:
-            logger.warning("trustgate exposes no guarded_nodes(); assuming unguarded")
-            return False
-        return bool(found(graph))
     nodes = guarded_nodes(graph)
     return isinstance(nodes, Mapping) and bool(nodes)
