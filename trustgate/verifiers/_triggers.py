@@ -62,6 +62,13 @@ _WORDS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()}
 _ARROWS = frozenset("→⇒")
 
 
+def word_form(form: str) -> str:
+    """A scan form with everything but ASCII letters and digits made a space, the same
+    length: a slice of it split is the words of that slice."""
+    spaced = form.translate(_WORDS)
+    return spaced if spaced.isascii() else _NON_ASCII.sub(" ", spaced)
+
+
 def words(form: str) -> list[str]:
     """The words of a scan form, as the key sets are written (split at punctuation
     and at every character outside ASCII, which the reading may read as a token)."""

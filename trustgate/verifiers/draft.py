@@ -69,6 +69,7 @@ MAX_DRAFT_CHARS = 32 * 1024 * 1024
 _MARKER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 _OPEN = re.compile(r"\[\[")
 _SPACE_BEFORE = re.compile(r"[ \t]+\Z")
+_JOINS = re.compile(r"(?<=\S)(?:\[\[[^\[\]\n]*\]\])+(?=\S)")
 _EXHAUSTIVE = False
 """Read every sentence with the shipped rules, skipping none (tests compare the two)."""
 
@@ -468,6 +469,7 @@ def _verify(
         for r in ruleset
     ]
     form = _triggers.scan_form(draft) if units and any(sides) else None
+    wform = _triggers.word_form(form) if form is not None else ""
     folded: set[int] = set()  # units holding a spelling the reading folds
     if form is not None:
         for p in _triggers.unstable(form):
@@ -510,6 +512,8 @@ def _verify(
         todo: list[SentenceRule] = []
         uform: str | None = None
         found: list[str] | None = None
+        blind = False
+        s0 = e0 = 0
         for rule, side, h in plan:
             if side is None:
                 if marked or h is None or i in h:
@@ -519,14 +523,25 @@ def _verify(
                 continue  # the causal law: a cited sentence is never its business
             if form is not None and i not in folded:
                 if found is None:
-                    uform = form[unit.seg.start : unit.seg.end]
-                    if marked:  # removing a marker can join what it stood between
-                        uform = _MARKER.sub("", uform)
-                        if _triggers.joined(uform):
-                            uform = None
-                    found = _triggers.words(uform) if uform is not None else []
-                if uform is not None and not side.fires(uform, side.keys.intersection(found)):
-                    continue
+                    s0, e0 = unit.seg.start, unit.seg.end
+                    if marked and _JOINS.search(unit.text):
+                        # a marker between two non-spaces: removing it joins them
+                        uform = _MARKER.sub("", form[s0:e0])
+                        blind = _triggers.joined(uform)
+                        found = [] if blind else _triggers.words(uform)
+                    else:  # markers stand apart: the draft's words are the sentence's
+                        found = wform[s0:e0].split()
+                        blind = False
+                if not blind:
+                    keys = side.keys.intersection(found)
+                    if not keys:
+                        continue
+                    if uform is None:
+                        uform = form[s0:e0]
+                        if marked:
+                            uform = _MARKER.sub("", uform)
+                    if not side.fires(uform, keys):
+                        continue
             todo.append(rule)
         if not todo:
             continue
