@@ -326,6 +326,13 @@ def _citations(
 ) -> tuple[str, ...]:
     """Parse the unit's markers: valid ids, and the rewrites that drop invalid ones."""
     raw = unit.text
+    if raw.count("[") == 2 and raw.count("]") == 2:
+        # the common case: one marker citing one line the record has
+        m = _MARKER.search(raw)
+        if m is not None and "," not in m.group(1):
+            cid = m.group(1).strip()
+            if cid and cid in lines:
+                return (cid,)
     base = unit.seg.start
     cited: list[str] = []
     closed: list[tuple[int, int]] = []

@@ -149,6 +149,8 @@ def _could_abbreviate(text: str, start: int, dot: int) -> bool:
     k = dot - 1
     while k >= start and dot - k <= 7 and text[k].isalpha():
         k -= 1
+    if k == dot - 1:
+        return False  # no letter before the dot ("14:02."): every abbreviation ends in one
     return dot - k <= 7 or text[k] == "."
 
 
