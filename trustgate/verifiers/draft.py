@@ -47,7 +47,7 @@ from trustgate.verifiers.rules import (
     document_form,
     normalise,
 )
-from trustgate.verifiers.segment import Segment, segment
+from trustgate.verifiers.segment import Span, spans
 
 __all__ = [
     "MAX_DRAFT_CHARS",
@@ -69,7 +69,18 @@ MAX_DRAFT_CHARS = 32 * 1024 * 1024
 _MARKER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 _OPEN = re.compile(r"\[\[")
 _SPACE_BEFORE = re.compile(r"[ \t]+\Z")
-_JOINS = re.compile(r"(?<=\S)(?:\[\[[^\[\]\n]*\]\])+(?=\S)")
+_MARKER_RUN = re.compile(r"(?:\[\[[^\[\]\n]*\]\])+")
+
+
+def _joins(text: str) -> bool:
+    """Whether removing the markers of ``text`` would join two non-spaces."""
+    for m in _MARKER_RUN.finditer(text):
+        s, e = m.span()
+        if s > 0 and e < len(text) and not text[s - 1].isspace() and not text[e].isspace():
+            return True
+    return False
+
+
 _EXHAUSTIVE = False
 """Read every sentence with the shipped rules, skipping none (tests compare the two)."""
 
@@ -310,7 +321,7 @@ class _Unit:
 
     __slots__ = ("bad", "cited", "edits", "reasons", "seg", "text")
 
-    def __init__(self, seg: Segment, text: str) -> None:
+    def __init__(self, seg: Span, text: str) -> None:
         # empty tuples until something is found: a long draft has tens of thousands
         # of units, and three lists each kept the garbage collector busy
         self.seg = seg
@@ -464,7 +475,7 @@ def _verify(
 
     invalid: list[InvalidCitation] = []
     # fenced code passes through: never scanned, never deleted
-    units = [_Unit(seg, draft[seg.start : seg.end]) for seg in segment(draft) if seg.kind != "code"]
+    units = [_Unit(seg, draft[seg.start : seg.end]) for seg in spans(draft) if seg.kind != "code"]
     starts = [u.seg.start for u in units]
     # The shipped rules say for each sentence whether their reading could fire at
     # all (trustgate.verifiers._triggers); other rules that can say where to look
@@ -531,7 +542,7 @@ def _verify(
             if form is not None and i not in folded:
                 if found is None:
                     s0, e0 = unit.seg.start, unit.seg.end
-                    if marked and _JOINS.search(unit.text):
+                    if marked and _joins(unit.text):
                         # a marker between two non-spaces: removing it joins them
                         uform = _MARKER.sub("", form[s0:e0])
                         blind = _triggers.joined(uform)
