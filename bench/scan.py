@@ -12,8 +12,8 @@ built to make it slow. This prints, all measured in the same run:
   - *trigger-dense* text: sentences of the tuning corpus, where two sentences in
     three hold a causal or hedge word,
   - each *adversarial* input below;
-* linearity: the time on 1 MB divided by the time on 0.25 MB for every input (4.0 is
-  linear; a backtracking pattern shows as 16 or far more);
+* linearity: the CPU time on 1 MB divided by the CPU time on 0.25 MB for every input
+  (4.0 is linear; a backtracking pattern shows as 16 or far more);
 * the first call after ``import trustgate`` in a fresh interpreter (target <= 100 ms).
 
 Targets (issue 13): >= 10 MB/s on ordinary text, linear on adversarial text, first
@@ -147,6 +147,7 @@ def main() -> int:
     print(
         f"{'input':<22}{'MB/s':>8}{'CPU MB/s':>10}{'bare split MB/s':>17}{'ratio':>8}"
         f"{'1 MB / 0.25 MB':>16}"
+        "\n(MB/s and the ratio to the bare split are wall time; growth is CPU time)"
     )
     rows: list[tuple[str, Callable[[int], str], int]] = [
         ("ordinary incident", ordinary_draft, 3),
@@ -158,11 +159,11 @@ def main() -> int:
         small = make(TARGET_BYTES // 4)
         mb = len(big.encode("utf-8")) / 1_000_000
         t_big, c_big = timed_both(lambda big=big: verify_draft(big, RECORD), repeat)  # type: ignore[misc]
-        t_small = timed(lambda small=small: verify_draft(small, RECORD), repeat)  # type: ignore[misc]
+        c_small = timed_both(lambda small=small: verify_draft(small, RECORD), repeat)[1]  # type: ignore[misc]
         t_bare = timed(lambda big=big: BARE_SPLIT.split(big), 3)  # type: ignore[misc]
         print(
             f"{name:<22}{mb / t_big:>8.2f}{mb / c_big:>10.2f}{mb / t_bare:>17.1f}"
-            f"{t_big / t_bare:>7.0f}x{t_big / t_small:>16.1f}"
+            f"{t_big / t_bare:>7.0f}x{c_big / c_small:>16.1f}"
         )
     imp, first, first_cpu = first_call_ms()
     print(
