@@ -42,7 +42,10 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # A line that could open a fenced or indented code block or an HTML block in some
 # container: after any run of container prefixes (quote markers, list markers,
 # spaces), a fence marker, ``<``, a tab, or four spaces. A superset on purpose.
-_SUSPECT = re.compile(r"^[ >+*0-9.)\-]*(?:```|~~~|<|\t| {4})", re.MULTILINE)
+_SUSPECT_LINE = r"[ >+*0-9.)\-]*(?:```|~~~|<|\t| {4})"
+_SUSPECT_FIRST = re.compile(_SUSPECT_LINE)
+# after a line break: a literal first, which the regex engine skips to at C speed
+_SUSPECT = re.compile(r"\n" + _SUSPECT_LINE)
 # A fence opening at the left margin: there it cannot sit inside a list item or a
 # quote (a fence is never a lazy continuation line), so it opens a top-level block.
 _OPENER = re.compile(r"(`{3,}|~{3,})([^\n]*)")
@@ -77,14 +80,21 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
+def _suspect(text: str, pos: int) -> re.Match[str] | None:
+    """The first line at or after ``pos`` (a line start) that could open a block."""
+    if pos == 0 and (first := _SUSPECT_FIRST.match(text)) is not None:
+        return first
+    return _SUSPECT.search(text, max(pos - 1, 0))
+
+
 def _without_parsing(text: str) -> list[Block] | None:
     """The code blocks of ``text`` when every line that could open a block is a fence
     at the left margin; ``None`` when a parser must decide."""
     found: list[Block] = []
     pos = 0
     n = len(text)
-    while (m := _SUSPECT.search(text, pos)) is not None:
-        line = m.start()
+    while (m := _suspect(text, pos)) is not None:
+        line = m.start() if m.re is _SUSPECT_FIRST else m.start() + 1
         opener = _OPENER.match(text, line)
         if opener is None or m.end() - line != 3:
             return None  # indented, inside a container, a tab, or HTML: parse

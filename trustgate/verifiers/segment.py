@@ -159,15 +159,12 @@ _ABBREVIATION = re.compile(
 
 
 def _could_abbreviate(text: str, start: int, dot: int) -> bool:
-    """A necessary condition of :data:`_ABBREVIATION` at ``dot``, cheap to test: an
-    abbreviation is a run of at most six letters before the dot, or one letter after
-    another dot ("e.g.", "U.S."). Most sentence ends fail it after a few characters."""
-    k = dot - 1
-    while k >= start and dot - k <= 7 and text[k].isalpha():
-        k -= 1
-    if k == dot - 1:
-        return False  # no letter before the dot ("14:02."): every abbreviation ends in one
-    return dot - k <= 7 or text[k] == "."
+    """A necessary condition of :data:`_ABBREVIATION` at ``dot``, cheap to test: every
+    abbreviation ends in a run of one to six letters before the dot ("approx.",
+    "e.g.", "J."), so a figure ("14:02.") or a longer word ("deploy.") is none."""
+    if dot <= start or not text[dot - 1].isalpha():
+        return False
+    return dot - start < 7 or not text[dot - 7 : dot].isalpha()
 
 
 def _split(text: str, start: int, end: int, kind: SegmentKind, block: int, out: list[Span]) -> None:
