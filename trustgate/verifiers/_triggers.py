@@ -94,12 +94,11 @@ def _stable(ch: str) -> bool:
 
 
 # Spellings whose reading is not what they look like: arrows written in ASCII and
-# shorthand the reading joins (b/c, w/o, d/t); and characters outside ASCII, each
-# checked by :func:`_stable`.
-# Each opens with a literal, which the regex engine skips to at C speed.
-_ASCII_ARROW = re.compile(r"(?<=[=\-])>")
-_SHORTHAND = re.compile(r"(?<=[bdw])/(?=[cto](?![a-z0-9]))")
+# shorthand the reading joins (b/c, w/o, d/t), found with str.find (a pattern that
+# opens with a look-behind is tried at every position); and characters outside
+# ASCII, each checked by :func:`_stable`.
 _NON_ASCII_CHAR = re.compile(r"[^\x00-\x7f]")
+_ASCII_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def joined(form: str) -> bool:
@@ -115,13 +114,23 @@ def unstable(form: str) -> list[int]:
     """Offsets in a scan form of spellings that make a sentence a candidate for both
     sides (a character the reading folds, an arrow, ``b/c``)."""
     out: list[int] = []
-    if ">" in form:
-        out.extend(m.start() - 1 for m in _ASCII_ARROW.finditer(form))
-    if "/" in form:
-        for m in _SHORTHAND.finditer(form):
-            p = m.start() - 1
-            if p == 0 or not form[p - 1].isalnum():
-                out.append(p)
+    n = len(form)
+    i = form.find(">")
+    while i >= 0:  # => and ->
+        if i > 0 and form[i - 1] in "=-":
+            out.append(i - 1)
+        i = form.find(">", i + 1)
+    i = form.find("/")
+    while i >= 0:  # b/c, w/o, d/t standing alone
+        if (
+            0 < i < n - 1
+            and form[i - 1] in "bdw"
+            and form[i + 1] in "cto"
+            and (i + 2 == n or form[i + 2] not in _ASCII_WORD)
+            and (i == 1 or not form[i - 2].isalnum())
+        ):
+            out.append(i - 1)
+        i = form.find("/", i + 1)
     if not form.isascii():
         odd = {ch for ch in set(_NON_ASCII_CHAR.findall(form)) if not _stable(ch)}
         if odd:
