@@ -339,16 +339,16 @@ def _citations(
     """Parse the unit's markers: valid ids, and the rewrites that drop invalid ones."""
     raw = unit.text
     if raw.count("[") == 2 and raw.count("]") == 2:
-        # the common case: one marker citing one line the record has
+        # the common case: one marker, every id a line the record has
         m = _MARKER.search(raw)
-        if m is not None and "," not in m.group(1):
-            cid = m.group(1).strip()
-            if cid and cid in lines:
+        if m is not None:
+            ids = [part.strip() for part in m.group(1).split(",")]
+            if all(i and i in lines for i in ids):
                 s, e = m.span()
                 unit.joins = (
                     s > 0 and e < len(raw) and not raw[s - 1].isspace() and not raw[e].isspace()
                 )
-                return (cid,)
+                return tuple(dict.fromkeys(ids))
     unit.joins = _joins(raw)
     base = unit.seg.start
     cited: list[str] = []
