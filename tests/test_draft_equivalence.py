@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -174,7 +175,12 @@ def _drafts(draw: st.DrawFn) -> str:
     return "".join((w.capitalize() if cap else w) + glue for w, glue, cap in parts)
 
 
-@settings(max_examples=1500, deadline=None)
+# More when a change to the readings (trustgate/verifiers/_claims.py) or to the
+# pre-scan (_triggers.py) is being checked: TRUSTGATE_EQUIVALENCE_EXAMPLES=20000.
+_EXAMPLES = int(os.environ.get("TRUSTGATE_EQUIVALENCE_EXAMPLES", "1500"))
+
+
+@settings(max_examples=_EXAMPLES, deadline=None)
 @given(_drafts())
 def test_reading_candidates_only_changes_no_verdict(draft: str) -> None:
     """Skipping the sentences no reading could fire on is a speed-up only."""
