@@ -29,6 +29,10 @@ Text the reading folds into something else (a character outside ASCII that is no
 plain punctuation or a space, an arrow, ``b/c``) makes its sentence a candidate for
 both sides. The scans read :func:`scan_form`: lower case, curly quotes plain, ``*``
 a space (as the reading's fold makes it), the same length as the sentence.
+
+A change to the reading that lets it fire in a new way must change this module with
+it: ``TRUSTGATE_EQUIVALENCE_EXAMPLES=20000 pytest tests/test_draft_equivalence.py``
+compares candidates-only verdicts with reading every sentence on that many drafts.
 """
 
 from __future__ import annotations
