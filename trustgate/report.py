@@ -242,14 +242,22 @@ def reports_from_state(state: Any) -> list[Report]:
     return _coerce_list(getattr(values, REPORTS_KEY, None))
 
 
-def _from_tuple(item: Any) -> list[Report]:
-    """Reports a checkpoint holds: its channel, and the writes of its pending tasks
-    (a crossing that halted wrote its report with the failed task)."""
-    found = _coerce_list((item.checkpoint.get("channel_values") or {}).get(REPORTS_KEY))
+def _from_channel(item: Any) -> list[Report]:
+    return _coerce_list((item.checkpoint.get("channel_values") or {}).get(REPORTS_KEY))
+
+
+def _from_writes(item: Any) -> list[Report]:
+    """Reports kept beside the step's tasks: a crossing that halted, and every crossing
+    of a graph whose state is one root value (no channel to hold them)."""
+    found: list[Report] = []
     for write in getattr(item, "pending_writes", None) or ():
         if len(write) >= 3 and write[1] == REPORTS_KEY:
             found += _coerce_list(write[2])
     return found
+
+
+def _from_tuple(item: Any) -> list[Report]:
+    return _from_channel(item) + _from_writes(item)
 
 
 def _scope(graph: Any, config: RunnableConfig) -> tuple[Any, RunnableConfig, bool] | None:
@@ -262,18 +270,23 @@ def _scope(graph: Any, config: RunnableConfig) -> tuple[Any, RunnableConfig, boo
         return None
     if conf.get("checkpoint_id") or conf.get("checkpoint_ns"):
         return saver, config, False  # a point in time or a namespace: that state only
-    return saver, {"configurable": {"thread_id": conf["thread_id"]}}, True
+    # savers store the thread id as text (LangGraph writes str(thread_id))
+    return saver, {"configurable": {"thread_id": str(conf["thread_id"])}}, True
 
 
 def _collect(items: Any, whole: bool) -> list[Report]:
+    """The channel of the latest checkpoint of each namespace (it accumulates), and the
+    reports kept beside the tasks of every checkpoint."""
     latest: dict[str, list[Report]] = {}
+    aside: list[Report] = []
     for item in items:
         ns = (item.config.get("configurable") or {}).get("checkpoint_ns") or ""
         if ns not in latest:  # newest first: the first seen is the latest
-            latest[ns] = _from_tuple(item)
+            latest[ns] = _from_channel(item)
+        aside += _from_writes(item)
         if not whole:
             break
-    return _merged([], [r for rs in latest.values() for r in rs])
+    return _merged([], [r for rs in latest.values() for r in rs] + aside)
 
 
 def _merged(own: list[Report], extra: list[Report]) -> list[Report]:

@@ -285,7 +285,10 @@ class FunctionVerifier:
         from trustgate import _executor
 
         limit = self.timeout if self.timeout is not None else 30.0
-        return await _executor.run_async(lambda: self.verify(claims, evidence), limit)
+        found: list[Finding] = await _executor.run_async(
+            lambda: self.verify(claims, evidence), limit
+        )
+        return found
 
     def __call__(self, claims: Any, evidence: Evidence) -> list[Finding]:
         return self.verify(claims, evidence)
