@@ -54,6 +54,43 @@ _TOOL_BLOCKS = frozenset(
 )
 _TEXT_BLOCKS = frozenset({"text", "output_text", "text-plain"})
 _TOOL_KWARGS = ("tool_calls", "function_call")
+_TEXT_BLOCK_FIELDS = frozenset({"type", "text", "id", "index"})
+# response_metadata keys providers fill with bookkeeping about the call, not with what
+# the model said; anything else there (citations, grounding, search results) is output
+_BOOKKEEPING = frozenset(
+    {
+        "model_name",
+        "model",
+        "model_provider",
+        "finish_reason",
+        "stop_reason",
+        "stop_sequence",
+        "token_usage",
+        "usage",
+        "usage_metadata",
+        "system_fingerprint",
+        "id",
+        "created",
+        "created_at",
+        "service_tier",
+        "done",
+        "done_reason",
+        "total_duration",
+        "load_duration",
+        "eval_count",
+        "eval_duration",
+        "prompt_eval_count",
+        "prompt_eval_duration",
+        "safety_ratings",
+        "prompt_feedback",
+        "is_blocked",
+        "headers",
+        "metrics",
+        "stopReason",
+        "ResponseMetadata",
+        "output_version",
+    }
+)
 _MISSING: Any = object()
 
 
@@ -126,6 +163,13 @@ def facets(message: BaseMessage) -> Facets:
             kind = _block_type(block)
             if kind in _TEXT_BLOCKS:
                 texts.append(str(block.get("text", "")))
+                extra_fields = {
+                    k: v
+                    for k, v in block.items()
+                    if k not in _TEXT_BLOCK_FIELDS and v not in (None, "", [], {})
+                }
+                if extra_fields:  # annotations, citations: said beside the text
+                    other.append(extra_fields)
             elif kind in _TOOL_BLOCKS or (
                 isinstance(block, Mapping)
                 and "name" in block
@@ -174,6 +218,17 @@ def facets(message: BaseMessage) -> Facets:
     for key, value in extra.items():
         if key not in _TOOL_KWARGS and value not in (None, "", [], {}):
             other.append({key: value})
+    for key, value in (message.response_metadata or {}).items():
+        # a flag or a count cannot carry a claim; ``__``-keys are a framework's markers
+        # (``__is_handoff_back``, ``__handoff_destination``), set by code, not by a model
+        if (
+            key in _BOOKKEEPING
+            or key.startswith("__")
+            or value in (None, "", [], {})
+            or isinstance(value, (bool, int, float))
+        ):
+            continue
+        other.append({key: value})  # citations, grounding: model output in metadata
     return Facets("".join(texts), tuple(calls.values()), tuple(other))
 
 
@@ -264,6 +319,17 @@ def _safe_eq(a: Any, b: Any) -> bool:
     return same is True
 
 
+def merged(values: list[Any]) -> Any:
+    """One value standing for several writes to one key (see ``NodeOutput.update``)."""
+    if len(values) == 1:
+        return values[0]
+    if all(isinstance(v, (list, tuple)) for v in values):
+        return [item for v in values for item in v]
+    if all(isinstance(v, str) for v in values):
+        return "\n".join(values)
+    return list(values)
+
+
 @dataclass
 class NodeOutput:
     """What one guarded node emitted in one step (see the module docstring)."""
@@ -280,6 +346,7 @@ class NodeOutput:
     message_keys: frozenset[str] = frozenset({"messages"})
     root: bool = False
     was_rewritten: bool = False  # re-read from a rebuilt value (see ``reread``)
+    unreadable: list[str] = field(default_factory=list)  # parts no reader can ever cover
     _replaced: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     _messages_replaced: dict[tuple[int, int | None], BaseMessage] = field(default_factory=dict)
     _goto_replaced: list[Any] | None = None
@@ -331,8 +398,14 @@ class NodeOutput:
                 elif isinstance(item, dict):
                     for k, v in item.items():
                         out._add(k, v, (i, "d", k), message_keys)
+                elif isinstance(item, BaseModel) or dataclasses.is_dataclass(item):
+                    # LangGraph's _get_updates reads a state object in the list as writes
+                    from trustgate.graph import _compat
+
+                    for k, v in _compat.update_as_tuples(item, keys):
+                        out._add(k, v, (i, "a", k), message_keys)
                 elif item is not None:
-                    out.kind = "other"
+                    out.unreadable.append(f"an item of type {type(item).__name__} in the list")
         elif isinstance(value, BaseModel) or dataclasses.is_dataclass(value):
             out.kind = "state"
             from trustgate.graph import _compat
@@ -341,6 +414,7 @@ class NodeOutput:
                 out._add(k, v, ("a", k), message_keys)
         else:
             out.kind = "other"
+            out.unreadable.append(f"a return value of type {type(value).__name__}")
         return out
 
     def _command(self, cmd: Any, prefix: tuple[Any, ...], message_keys: frozenset[str]) -> None:
@@ -406,12 +480,13 @@ class NodeOutput:
 
     @property
     def update(self) -> dict[str, Any]:
-        """Key -> value as readers see it (the last write of a key wins, as in a dict)."""
-        view: dict[str, Any] = {}
-        for i, w in enumerate(self.writes):
-            value = self.value_of(i)
-            view[w.key] = value
-        return view
+        """Key -> value as readers see it.
+
+        A key written several times in one step (``Command(update=[(k, a), (k, b)])``,
+        a list of commands) reaches its reducer once per write, so a reader must see
+        every write, not the last: list values are joined, texts joined by newlines,
+        anything else is shown as the list of the values written."""
+        return {key: merged(self.values(key)) for key in dict.fromkeys(w.key for w in self.writes)}
 
     def value_of(self, index: int) -> Any:
         """The current (possibly rewritten) value of write ``index``, Overwrite unwrapped."""
@@ -429,6 +504,11 @@ class NodeOutput:
             else:
                 value = self._messages_replaced.get((index, None), value)
         return value
+
+    def values(self, key: str) -> list[Any]:
+        """The current value of every write to ``key``, in order: a reducer key written
+        twice in one step receives both, so a reader must see both."""
+        return [self.value_of(i) for i, w in enumerate(self.writes) if w.key == key]
 
     def messages(self, key: str) -> list[MessageItem]:
         """Every message written under ``key``, in order, across writes."""
@@ -471,6 +551,11 @@ class NodeOutput:
                     msg = self.message(item)
                     if isinstance(item.original, RemoveMessage):
                         yield f"{ref}.remove", f"a removal of messages under {w.key!r}"
+                        # what a removal carries besides its id is output too: it is
+                        # streamed and checkpointed as the node's write
+                        if msg is not None:
+                            for facet in facets(msg).present():
+                                yield f"{ref}.{facet}", f"the {facet} a removal carries"
                     elif msg is None:
                         yield f"{ref}.unreadable", f"a message under {w.key!r} nobody can read"
                     else:
@@ -478,6 +563,8 @@ class NodeOutput:
                             yield f"{ref}.{facet}", f"the {facet} of a {msg.type} message"
             elif self.changed(i):
                 yield w.key, f"state key {w.key!r}"
+        for n, what in enumerate(self.unreadable):
+            yield f"unreadable[{n}]", what
         names = [t for t in self.routes if not isinstance(t, Send)]
         if names:
             yield "goto", "routing to " + ", ".join(map(str, names))
@@ -581,6 +668,13 @@ class NodeOutput:
                     first = False
                 elif isinstance(item, dict):
                     out.append({k: value(by_loc[(i, "d", k)]) for k in item})
+                elif any(loc[:2] == (i, "a") for loc in by_loc):
+                    changes = {loc[2]: value(j) for loc, j in by_loc.items() if loc[:2] == (i, "a")}
+                    out.append(
+                        item.model_copy(update=changes)
+                        if isinstance(item, BaseModel)
+                        else dataclasses.replace(item, **changes)
+                    )
                 else:
                     out.append(item)
             return type(self.original)(out) if isinstance(self.original, tuple) else out

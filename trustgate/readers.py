@@ -153,8 +153,7 @@ class FromKey:
     def read_output(self, output: NodeOutput) -> Read:
         if not any(w.key == self.key for w in output.writes):
             return Read(None, absent="missing", reason=f"no {self.key!r} in this step's output")
-        value = output.update[self.key]
-        claims = self._parse(value)
+        claims = self._parse(output.update[self.key])  # every write to the key, merged
         if claims is None:
             return Read(None, absent="missing", reason=f"{self.key!r} is empty")
         return Read(claims, frozenset({self.key}), self.key)
