@@ -229,6 +229,9 @@ def facets(message: BaseMessage) -> Facets:
         ):
             continue
         other.append({key: value})  # citations, grounding: model output in metadata
+    artifact = getattr(message, "artifact", None)
+    if artifact not in (None, "", [], {}):  # an agent-as-tool's answer rides here
+        other.append({"artifact": artifact})
     return Facets("".join(texts), tuple(calls.values()), tuple(other))
 
 
