@@ -1702,18 +1702,22 @@ def test_shipped_lie_check_sees_a_nodes_own_interrupt() -> None:
 
 
 def test_shipped_lie_check_sees_the_tasks_stream() -> None:
-    """The claims a Review gate checks reach the tasks/debug streams (see above); the
-    shipped check watches neither mode."""
+    """A lie that only a task's input carries surfaces in the ``tasks`` and ``debug``
+    streams alone (no state, no checkpoint row): the shipped check watches them."""
+    from langgraph.func import task
+
     from trustgate.testing import LieNotBlocked as Shipped
     from trustgate.testing import assert_lie_blocked
 
-    def agent(state: S) -> dict[str, Any]:
-        return {"messages": [AIMessage(LIE_TEXT)]}
+    @task
+    def file_it(text: str) -> str:
+        return "filed"
 
-    app = trustgate.guard(graph(agent), {"agent": text_gate(Review())}).compile(
-        checkpointer=InMemorySaver()
-    )
-    with pytest.raises(Shipped):
+    def agent(state: S) -> dict[str, Any]:
+        file_it(LIE_TEXT).result()
+        return {}
+
+    with pytest.raises(Shipped, match=r"(tasks|debug) stream"):
         assert_lie_blocked(
-            app, {"messages": [HumanMessage("go")]}, LIES, resume={"type": "reject", "by": "test"}
+            _leaky(agent), {"messages": [HumanMessage("go")]}, LIES, require_catch=False
         )

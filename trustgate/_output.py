@@ -92,6 +92,7 @@ _BOOKKEEPING = frozenset(
     }
 )
 _MISSING: Any = object()
+_DROPPED: Any = object()
 
 
 # --- messages ------------------------------------------------------------------------
@@ -502,10 +503,15 @@ class NodeOutput:
         ):
             if isinstance(value, (list, tuple)):
                 value = [
-                    self._messages_replaced.get((index, m.index), m.original) for m in w.messages
+                    v
+                    for m in w.messages
+                    if (v := self._messages_replaced.get((index, m.index), m.original))
+                    is not _DROPPED
                 ]
             else:
                 value = self._messages_replaced.get((index, None), value)
+                if value is _DROPPED:
+                    value = []
         return value
 
     def values(self, key: str) -> list[Any]:
@@ -519,7 +525,8 @@ class NodeOutput:
 
     def message(self, item: MessageItem) -> BaseMessage | None:
         """The current (possibly rewritten) message of ``item``."""
-        return self._messages_replaced.get((item.write, item.index), item.message)
+        msg = self._messages_replaced.get((item.write, item.index), item.message)
+        return None if msg is _DROPPED else msg
 
     def changed(self, index: int) -> bool:
         """Whether write ``index`` carries something the node's input did not hold."""
@@ -586,6 +593,10 @@ class NodeOutput:
 
     def set_message(self, item: MessageItem, message: BaseMessage) -> None:
         self._messages_replaced[(item.write, item.index)] = message
+
+    def drop_message(self, item: MessageItem) -> None:
+        """Leave ``item`` out of the rebuilt value (see ``reread``)."""
+        self._messages_replaced[(item.write, item.index)] = _DROPPED
 
     def set_routes(self, routes: list[Any]) -> None:
         self._goto_replaced = list(routes)

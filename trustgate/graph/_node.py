@@ -21,12 +21,12 @@ import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 
 from trustgate._output import NodeOutput
-from trustgate.errors import GateHalted
+from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.findings import Finding
 from trustgate.gate import (
     ChainResult,
@@ -119,7 +119,8 @@ def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
         extra.append(
             HumanMessage(
                 "Your previous answer failed verification. Fix every issue:\n"
-                + "\n".join(f"- {i}" for i in decision.issues)
+                + "\n".join(f"- {i}" for i in decision.issues),
+                id=f"{GATE_MESSAGE_PREFIX}{secrets.token_hex(8)}",
             )
         )
     if extra:
@@ -130,13 +131,24 @@ def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
         return input
     if isinstance(input, Mapping):
         return {**input, **updates}
-    if hasattr(input, "model_copy"):
-        return input.model_copy(update=updates)
     import dataclasses
 
-    if dataclasses.is_dataclass(input) and not isinstance(input, type):
-        return dataclasses.replace(input, **updates)
-    return input
+    if hasattr(input, "model_copy"):
+        known = set(type(input).model_fields)
+    elif dataclasses.is_dataclass(input) and not isinstance(input, type):
+        known = {f.name for f in dataclasses.fields(input)}
+    else:
+        known = set()
+    missing = [k for k in updates if k not in known]
+    if missing:
+        raise ConfigurationError(
+            f"Rerender hands the node {', '.join(map(repr, missing))}, but its state "
+            f"{type(input).__name__} has no such field: add it to the state, or pass "
+            "Rerender(issues_key=None, as_message=True) to tell the node in a message"
+        )
+    if hasattr(input, "model_copy"):
+        return input.model_copy(update=updates)
+    return dataclasses.replace(input, **updates)
 
 
 def _seal(value: Any, config: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -162,6 +174,9 @@ def _unseal(sealed: Mapping[str, Any], config: Mapping[str, Any] | None = None) 
     serde = _compat.serde(config or var_child_runnable_config.get())
     return serde.loads_typed((str(sealed["type"]), data))
 
+
+# ids of the messages a gate itself writes into a node's input on a re-render
+GATE_MESSAGE_PREFIX = "trustgate-feedback-"
 
 # what a durable check is asked, by the opaque key the task takes: the task's input is
 # streamed (``tasks``/``debug`` modes, ``astream_events``) before anyone decided on it
@@ -330,6 +345,20 @@ class GuardedNode:
             raised=raised,
         )
         out.custom = list(hold.custom)
+        # the gate's own feedback to the node (it quotes the findings, so possibly the
+        # lie) comes back when an agent returns its whole history: it is not the
+        # node's output, and it is not released
+        echoed = [
+            item
+            for w in out.writes
+            for item in w.messages or ()
+            if isinstance(item.message, BaseMessage)
+            and str(item.message.id or "").startswith(GATE_MESSAGE_PREFIX)
+        ]
+        if echoed:
+            for item in echoed:
+                out.drop_message(item)
+            out = out.reread()
         return out
 
     def _durable_call(self, key: str) -> dict[str, Any]:

@@ -77,9 +77,7 @@ class Override:
             chosen = (subjects & read) or read
             # a call with no id (a legacy ``function_call``) cannot be named: None stands
             # for every id-less call, so it goes too instead of being released
-            ids: frozenset[str | None] = frozenset(
-                None if i is None else str(i) for i in chosen
-            )
+            ids: frozenset[str | None] = frozenset(None if i is None else str(i) for i in chosen)
             if ids:
                 rewrites.append(DropToolCalls(target, ids))
                 records.append(
