@@ -351,6 +351,7 @@ class NodeOutput:
     root: bool = False
     was_rewritten: bool = False  # re-read from a rebuilt value (see ``reread``)
     unreadable: list[str] = field(default_factory=list)  # parts no reader can ever cover
+    interrupts: list[Any] = field(default_factory=list)  # the node paused: what it showed
     _replaced: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     _messages_replaced: dict[tuple[int, int | None], BaseMessage] = field(default_factory=dict)
     _goto_replaced: list[Any] | None = None
@@ -575,6 +576,8 @@ class NodeOutput:
                 yield w.key, f"state key {w.key!r}"
         for n, what in enumerate(self.unreadable):
             yield f"unreadable[{n}]", what
+        for n, _payload in enumerate(self.interrupts):
+            yield f"interrupt[{n}]", "what the node shows a person while it waits"
         names = [t for t in self.routes if not isinstance(t, Send)]
         if names:
             yield "goto", "routing to " + ", ".join(map(str, names))

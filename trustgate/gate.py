@@ -435,6 +435,7 @@ class Context:
     meta: Mapping[str, Any] = field(default_factory=dict)
     config: Any = None
     can_rerender: bool = False
+    can_pause: bool = True  # False while the node itself is paused (its own interrupt)
 
 
 @dataclass
@@ -688,7 +689,9 @@ class TrustGate(Generic[ClaimsT]):
             return Read(None), [
                 Finding.failed("gate", "malformed_claim", "the claim is nested too deeply")
             ]
-        if r.absent == "missing" and self.require_claims:
+        # a node paused mid-way (its own interrupt) has not made its claims yet: only
+        # what it shows the person is accounted for, the claims come when it returns
+        if r.absent == "missing" and self.require_claims and not output.interrupts:
             return r, [Finding.failed("gate", "no_claims", r.reason or "no claims in this step")]
         return r, []
 
@@ -760,6 +763,11 @@ class TrustGate(Generic[ClaimsT]):
                 break
             with c.span.policy(type(policy).__name__):
                 decision = policy.decide(c)
+            if isinstance(decision, Ask) and not c.ctx.can_pause:
+                c.halt(
+                    f"{type(policy).__name__} cannot ask a person while the node's own pause waits"
+                )
+                return
             if isinstance(decision, Ask):
                 from langgraph.types import interrupt
 

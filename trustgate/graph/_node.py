@@ -175,6 +175,16 @@ def _unseal(sealed: Mapping[str, Any], config: Mapping[str, Any] | None = None) 
     return serde.loads_typed((str(sealed["type"]), data))
 
 
+class _Paused(Exception):
+    """The node raised ``interrupt()``: the pause and the hold of what it streamed,
+    carried to the gate, which decides whether the pause may surface."""
+
+    def __init__(self, exc: BaseException, hold: StreamHold) -> None:
+        super().__init__("the guarded node paused")
+        self.exc = exc
+        self.hold = hold
+
+
 # ids of the messages a gate itself writes into a node's input on a re-render
 GATE_MESSAGE_PREFIX = "trustgate-feedback-"
 
@@ -379,7 +389,7 @@ class GuardedNode:
             if _compat.is_parent_command(exc):
                 return _seal({"value": exc.args[0], "raised": True, "custom": list(hold.custom)})
             if _compat.is_interrupt(exc):
-                hold.keep_checkpoints()
+                raise  # the caller inspects the pause and keeps or drops the hold
             hold.close()
             raise
 
@@ -398,7 +408,7 @@ class GuardedNode:
             if _compat.is_parent_command(exc):
                 return _seal({"value": exc.args[0], "raised": True, "custom": list(hold.custom)})
             if _compat.is_interrupt(exc):
-                await hold.akeep_checkpoints()
+                raise  # the caller inspects the pause and keeps or drops the hold
             hold.close()
             raise
         finally:
@@ -412,6 +422,10 @@ class GuardedNode:
             _REQUESTS[key] = input
             try:
                 got = _unseal(self._task(key).result(), config)
+            except BaseException as exc:
+                if _compat.is_interrupt(exc):
+                    raise _Paused(exc, box.get("hold") or StreamHold({})) from None
+                raise
             finally:
                 _HOLD.reset(token)
                 _REQUESTS.pop(key, None)
@@ -432,7 +446,7 @@ class GuardedNode:
             if _compat.is_parent_command(exc):
                 return exc.args[0], True, hold
             if _compat.is_interrupt(exc):
-                hold.keep_checkpoints()
+                raise _Paused(exc, hold) from None
             hold.close()
             raise
 
@@ -444,6 +458,10 @@ class GuardedNode:
             _REQUESTS[key] = input
             try:
                 got = _unseal(await self._atask(key), config)
+            except BaseException as exc:
+                if _compat.is_interrupt(exc):
+                    raise _Paused(exc, box.get("hold") or StreamHold({})) from None
+                raise
             finally:
                 _HOLD.reset(token)
                 _REQUESTS.pop(key, None)
@@ -461,7 +479,7 @@ class GuardedNode:
             if _compat.is_parent_command(exc):
                 return exc.args[0], True, hold
             if _compat.is_interrupt(exc):
-                await hold.akeep_checkpoints()
+                raise _Paused(exc, hold) from None
             hold.close()
             raise
         finally:
@@ -496,6 +514,24 @@ class GuardedNode:
             config=config,
             can_rerender=True,
         )
+
+    def _paused(self, paused: _Paused, input: Any) -> NodeOutput:
+        """The node paused for a person (``interrupt()``) before returning: what it
+        shows is its output so far, inspected before anyone sees it."""
+        out = NodeOutput.read(
+            None, input=input, keys=self.keys, message_keys=self.message_keys, root=self.root
+        )
+        out.interrupts = [
+            getattr(i, "value", i) for i in (paused.exc.args[0] if paused.exc.args else ())
+        ]
+        out.custom = list(paused.hold.custom)
+        return out
+
+    def _pause_ctx(self, input: Any, config: dict[str, Any], attempt: int) -> Context:
+        ctx = self._context(input, config, attempt)
+        ctx.can_rerender = False
+        ctx.can_pause = False
+        return ctx
 
     def _finish(
         self,
@@ -548,7 +584,23 @@ class GuardedNode:
         key = "messages"
         attempt, current = 1, _private(input)
         while True:
-            value, raised, hold = self._call(current, config)
+            try:
+                value, raised, hold = self._call(current, config)
+            except _Paused as paused:
+                chain = drive(
+                    run_chain(
+                        self.gates,
+                        self._paused(paused, input),
+                        self._pause_ctx(input, config, attempt),
+                    )
+                )
+                reports.extend(chain.reports)
+                if chain.last.route == "release" and _unchanged(chain):
+                    paused.hold.keep_checkpoints()
+                    paused.hold.close()
+                    raise paused.exc from None
+                _compat.keep_aside(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
+                return self._finish(config, chain, reports, paused.hold, carry, key, False)
             output = self._output(value, input, raised, hold)
             chain = drive(
                 run_chain(self.gates, output, self._context(input, config, attempt)),
@@ -575,7 +627,25 @@ class GuardedNode:
         key = "messages"
         attempt, current = 1, _private(input)
         while True:
-            value, raised, hold = await self._acall(current, config)
+            try:
+                value, raised, hold = await self._acall(current, config)
+            except _Paused as paused:
+                chain = await adrive(
+                    run_chain(
+                        self.gates,
+                        self._paused(paused, input),
+                        self._pause_ctx(input, config, attempt),
+                    )
+                )
+                reports.extend(chain.reports)
+                if chain.last.route == "release" and _unchanged(chain):
+                    await paused.hold.akeep_checkpoints()
+                    paused.hold.close()
+                    raise paused.exc from None
+                await _compat.akeep_aside(
+                    config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
+                )
+                return self._finish(config, chain, reports, paused.hold, carry, key, False)
             output = self._output(value, input, raised, hold)
             chain = await adrive(
                 run_chain(self.gates, output, self._context(input, config, attempt)),
