@@ -586,6 +586,20 @@ class NodeOutput:
         if self.custom:
             yield "custom", f"{len(self.custom)} stream-writer payload(s)"
 
+    def part_roles(self) -> dict[str, str]:
+        """``messages[3]`` → ``tool``: the type of the message behind a message part, so
+        a declaration can name one kind (``messages.tool.text``: tool results' text)
+        without letting through the same facet of every other message."""
+        roles: dict[str, str] = {}
+        for key in dict.fromkeys(w.key for w in self.writes if w.messages is not None):
+            for k, item in self.indexed_messages(key):
+                msg = self.message(item)
+                # a removal is named by its own facet (``messages.remove``), never by
+                # kind: ``messages.remove`` must not cover what a removal carries
+                if msg is not None and not isinstance(msg, RemoveMessage):
+                    roles[f"{key}[{k}]"] = msg.type
+        return roles
+
     def messages_of(self, index: int) -> list[MessageItem]:
         return list(self.writes[index].messages or [])
 

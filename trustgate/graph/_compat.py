@@ -305,6 +305,14 @@ def update_as_tuples(value: Any, keys: Sequence[str] | None) -> list[tuple[str, 
     return list(get_update_as_tuples(value, list(keys)))
 
 
+def is_control_flow(exc: BaseException) -> bool:
+    """LangGraph's own signals (interrupts, parent commands, recursion limits): they
+    carry no model output and callers match on them."""
+    from langgraph.errors import GraphBubbleUp, GraphRecursionError
+
+    return isinstance(exc, (GraphBubbleUp, GraphRecursionError))
+
+
 def is_parent_command(exc: BaseException) -> bool:
     from langgraph.errors import ParentCommand
 

@@ -26,7 +26,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 
 from trustgate._output import NodeOutput
-from trustgate.errors import ConfigurationError, GateHalted
+from trustgate.errors import ConfigurationError, GateHalted, TrustgateError
 from trustgate.findings import Finding
 from trustgate.gate import (
     ChainResult,
@@ -42,6 +42,7 @@ from trustgate.gate import (
 from trustgate.graph import _compat
 from trustgate.graph._streams import StreamHold
 from trustgate.policies._decision import Rerender
+from trustgate.readers import covered
 from trustgate.report import REPORTS_KEY, Report
 
 __all__ = ["GuardedNode"]
@@ -391,6 +392,7 @@ class GuardedNode:
             if _compat.is_interrupt(exc):
                 raise  # the caller inspects the pause and keeps or drops the hold
             hold.close()
+            self._withhold(exc)
             raise
 
     async def _adurable_call(self, key: str) -> dict[str, Any]:
@@ -410,6 +412,7 @@ class GuardedNode:
             if _compat.is_interrupt(exc):
                 raise  # the caller inspects the pause and keeps or drops the hold
             hold.close()
+            self._withhold(exc)
             raise
         finally:
             var_child_runnable_config.reset(token)
@@ -448,6 +451,7 @@ class GuardedNode:
             if _compat.is_interrupt(exc):
                 raise _Paused(exc, hold) from None
             hold.close()
+            self._withhold(exc)
             raise
 
     async def _acall(self, input: Any, config: dict[str, Any]) -> tuple[Any, bool, StreamHold]:
@@ -481,6 +485,7 @@ class GuardedNode:
             if _compat.is_interrupt(exc):
                 raise _Paused(exc, hold) from None
             hold.close()
+            self._withhold(exc)
             raise
         finally:
             var_child_runnable_config.reset(current)
@@ -514,6 +519,31 @@ class GuardedNode:
             config=config,
             can_rerender=True,
         )
+
+    def _withhold(self, exc: BaseException) -> None:
+        """A node's error is output too: a parse failure quotes the raw model output,
+        and LangGraph keeps the error with the task in the checkpoint and shows it in
+        the tasks/debug streams. Unless a gate declares ``passthrough=["error"]``, the
+        exception keeps its type and traceback but not its message."""
+        if any(covered("error", g.passthrough) for g in self.gates):
+            return
+        if isinstance(exc, (TrustgateError, _Paused)) or _compat.is_control_flow(exc):
+            return
+        if not exc.args and not str(exc):
+            return
+        logger.debug(
+            "withheld the message of %s from node %r: %s", type(exc).__name__, self.name, exc
+        )
+        try:
+            exc.args = (
+                f"{type(exc).__name__} in guarded node {self.name!r}: message withheld, it "
+                "may quote unverified model output (declare passthrough=['error'] to keep it)",
+            )
+            for attr in ("llm_output", "observation"):
+                if getattr(exc, attr, None) is not None:
+                    setattr(exc, attr, None)
+        except Exception as fail:  # an exception type that refuses new args
+            logger.warning("cannot withhold the message of %s: %s", type(exc).__name__, fail)
 
     def _paused(self, paused: _Paused, input: Any) -> NodeOutput:
         """The node paused for a person (``interrupt()``) before returning: what it
