@@ -352,6 +352,7 @@ class NodeOutput:
     was_rewritten: bool = False  # re-read from a rebuilt value (see ``reread``)
     unreadable: list[str] = field(default_factory=list)  # parts no reader can ever cover
     interrupts: list[Any] = field(default_factory=list)  # the node paused: what it showed
+    _root_index: int = 0
     _replaced: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     _messages_replaced: dict[tuple[int, int | None], BaseMessage] = field(default_factory=dict)
     _goto_replaced: list[Any] | None = None
@@ -368,8 +369,13 @@ class NodeOutput:
         message_keys: frozenset[str] = frozenset({"messages"}),
         root: bool = False,
         raised: bool = False,
+        sent: Sequence[tuple[str, Any]] = (),
     ) -> NodeOutput:
-        """Split what a node returned (or raised, for a parent command) into parts."""
+        """Split what a node returned (or raised, for a parent command) into parts.
+
+        ``sent`` are the channel writes the node made while it ran (``push_message``,
+        a raw send): they come first, as LangGraph applies them, and are written by
+        the gate when it releases (see ``sent_writes``), never by the return value."""
         from langgraph.types import Command
 
         out = cls(
@@ -381,10 +387,13 @@ class NodeOutput:
             message_keys=message_keys,
             root=root,
         )
+        for n, (chan, written) in enumerate(sent):
+            out._add(chan, written, ("sent", n), message_keys)
         if root:
             out.kind = "root"
             if value is not None:
                 out._add("__root__", value, ("root",), message_keys)
+                out._root_index = len(out.writes) - 1
             return out
         if value is None:
             return out
@@ -626,6 +635,21 @@ class NodeOutput:
     def rewritten(self) -> bool:
         return self.was_rewritten or self._pending
 
+    def sent_writes(self) -> list[tuple[str, Any]]:
+        """The writes the node made while it ran, as the gate releases them."""
+        return [
+            (w.key, self._write_value(i)) for i, w in enumerate(self.writes) if w.loc[0] == "sent"
+        ]
+
+    def _write_value(self, index: int) -> Any:
+        w = self.writes[index]
+        v = self.value_of(index)
+        if w.overwrite:
+            from langgraph.types import Overwrite
+
+            return Overwrite(v)
+        return v
+
     def reread(self) -> NodeOutput:
         """The rewritten output split into parts afresh.
 
@@ -639,8 +663,10 @@ class NodeOutput:
             message_keys=self.message_keys,
             root=self.root,
             raised=self.raised,
+            sent=self.sent_writes(),
         )
         fresh.custom = list(self.custom)
+        fresh.interrupts = list(self.interrupts)
         fresh.was_rewritten = self.rewritten
         return fresh
 
@@ -685,7 +711,7 @@ class NodeOutput:
             return dataclasses.replace(cmd, update=new_update, goto=goto)
 
         if self.kind == "root":
-            return value(0) if self.writes else self.original
+            return value(self._root_index) if self.original is not None else self.original
         if self.kind == "dict":
             return {k: value(by_loc[("d", k)]) for k in self.original}
         if self.kind == "command":
@@ -710,7 +736,7 @@ class NodeOutput:
                     out.append(item)
             return type(self.original)(out) if isinstance(self.original, tuple) else out
         if self.kind == "state":
-            changes = {w.key: value(i) for i, w in enumerate(self.writes)}
+            changes = {w.key: value(i) for i, w in enumerate(self.writes) if w.loc[0] == "a"}
             if isinstance(self.original, BaseModel):
                 return self.original.model_copy(update=changes)
             return dataclasses.replace(self.original, **changes)

@@ -135,6 +135,19 @@ def runtime(config: Mapping[str, Any]) -> Any:
     return conf(config).get(_k().CONFIG_KEY_RUNTIME)
 
 
+def bookkeeping_channels() -> frozenset[str]:
+    """Channels LangGraph's own functions write during a task (the resume values an
+    ``interrupt()`` consumed): not the node's output."""
+    from langgraph._internal._constants import RESUME
+
+    return frozenset({RESUME})
+
+
+def sender(config: Mapping[str, Any]) -> Any:
+    """The running task's channel-write function, if it has one."""
+    return conf(config).get(_k().CONFIG_KEY_SEND)
+
+
 def send(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> bool:
     """Write to channels as the running task (what ``ChannelWrite`` does)."""
     fn = conf(config).get(_k().CONFIG_KEY_SEND)

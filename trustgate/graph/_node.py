@@ -354,6 +354,7 @@ class GuardedNode:
             message_keys=self.message_keys,
             root=self.root,
             raised=raised,
+            sent=hold.sent,
         )
         out.custom = list(hold.custom)
         # the gate's own feedback to the node (it quotes the findings, so possibly the
@@ -385,10 +386,24 @@ class GuardedNode:
             box["hold"] = hold
         try:
             value = _in_config(hold.config, lambda: self.inner.invoke(input, hold.config))
-            return _seal({"value": value, "raised": False, "custom": list(hold.custom)})
+            return _seal(
+                {
+                    "value": value,
+                    "raised": False,
+                    "custom": list(hold.custom),
+                    "sent": list(hold.sent),
+                }
+            )
         except BaseException as exc:
             if _compat.is_parent_command(exc):
-                return _seal({"value": exc.args[0], "raised": True, "custom": list(hold.custom)})
+                return _seal(
+                    {
+                        "value": exc.args[0],
+                        "raised": True,
+                        "custom": list(hold.custom),
+                        "sent": list(hold.sent),
+                    }
+                )
             if _compat.is_interrupt(exc):
                 raise  # the caller inspects the pause and keeps or drops the hold
             hold.close()
@@ -405,10 +420,24 @@ class GuardedNode:
         token = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
         try:
             value = await self.inner.ainvoke(input, hold.config)
-            return _seal({"value": value, "raised": False, "custom": list(hold.custom)})
+            return _seal(
+                {
+                    "value": value,
+                    "raised": False,
+                    "custom": list(hold.custom),
+                    "sent": list(hold.sent),
+                }
+            )
         except BaseException as exc:
             if _compat.is_parent_command(exc):
-                return _seal({"value": exc.args[0], "raised": True, "custom": list(hold.custom)})
+                return _seal(
+                    {
+                        "value": exc.args[0],
+                        "raised": True,
+                        "custom": list(hold.custom),
+                        "sent": list(hold.sent),
+                    }
+                )
             if _compat.is_interrupt(exc):
                 raise  # the caller inspects the pause and keeps or drops the hold
             hold.close()
@@ -434,6 +463,7 @@ class GuardedNode:
                 _REQUESTS.pop(key, None)
             hold = box.get("hold") or StreamHold({})
             hold.custom = list(got.get("custom") or [])
+            hold.sent = [tuple(w) for w in got.get("sent") or []]
             value = got["value"]
             if got["raised"]:
                 value = _compat.readdress(value, config)
@@ -471,6 +501,7 @@ class GuardedNode:
                 _REQUESTS.pop(key, None)
             hold = box.get("hold") or StreamHold({})
             hold.custom = list(got.get("custom") or [])
+            hold.sent = [tuple(w) for w in got.get("sent") or []]
             value = got["value"]
             if got["raised"]:
                 value = _compat.readdress(value, config)
@@ -549,7 +580,12 @@ class GuardedNode:
         """The node paused for a person (``interrupt()``) before returning: what it
         shows is its output so far, inspected before anyone sees it."""
         out = NodeOutput.read(
-            None, input=input, keys=self.keys, message_keys=self.message_keys, root=self.root
+            None,
+            input=input,
+            keys=self.keys,
+            message_keys=self.message_keys,
+            root=self.root,
+            sent=paused.hold.sent,
         )
         out.interrupts = [
             getattr(i, "value", i) for i in (paused.exc.args[0] if paused.exc.args else ())
@@ -591,6 +627,9 @@ class GuardedNode:
             for r in reports:
                 if r.decision != "pass":
                     writer({"trustgate": r})
+        sent = released.sent_writes()
+        if sent and not _compat.send(config, sent):
+            raise HaltedInGraph(last.report)  # unreachable: a send was captured, so one exists
         value = released.rebuild()
         if carry:
             value = _prepend(carry, key, value)
@@ -627,6 +666,8 @@ class GuardedNode:
                 reports.extend(chain.reports)
                 if chain.last.route == "release" and _unchanged(chain):
                     paused.hold.keep_checkpoints()
+                    if paused.hold.sent:
+                        _compat.send(config, paused.hold.sent)
                     paused.hold.close()
                     raise paused.exc from None
                 _compat.keep_aside(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
@@ -670,6 +711,8 @@ class GuardedNode:
                 reports.extend(chain.reports)
                 if chain.last.route == "release" and _unchanged(chain):
                     await paused.hold.akeep_checkpoints()
+                    if paused.hold.sent:
+                        _compat.send(config, paused.hold.sent)
                     paused.hold.close()
                     raise paused.exc from None
                 await _compat.akeep_aside(
