@@ -221,9 +221,35 @@ def test_history_cli(url: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert "cannot read time" in capsys.readouterr().err
 
 
+def test_history_cli_reconciles_what_a_crash_left_unlogged(
+    url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from _persist_support import build_in_task_graph
+
+    with trustgate.connect(url) as db:
+        app = build_in_task_graph().compile(checkpointer=db.checkpointer)
+
+        def down(rows: Any) -> int:
+            raise RuntimeError("report log down")  # as if the worker died right here
+
+        monkeypatch.setattr(db.report_log, "_insert", down)
+        with pytest.raises((GateHalted, RuntimeError)):
+            app.invoke({"text": LIE, "log": []}, cfg("crashed"))
+    assert trustgate.history(thread="crashed", url=url) == []
+    assert main(["history", "--reconcile", "--json", "--database", url]) == 0
+    captured = capsys.readouterr()
+    assert "reconciled 1 report(s)" in captured.err
+    (item,) = json.loads(captured.out)
+    assert item["decision"] == "halted" and item["thread_id"] == "crashed"
+    assert main(["history", "--reconcile", "--database", url]) == 0
+    assert "reconciled 0 report(s)" in capsys.readouterr().err
+
+
 def test_history_cli_without_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["history", "--database", str(tmp_path / "missing.db")]) == 2
-    assert "no trustgate database" in capsys.readouterr().err
+    for extra in ([], ["--reconcile"]):
+        assert main(["history", *extra, "--database", str(tmp_path / "missing.db")]) == 2
+        assert "no trustgate database" in capsys.readouterr().err
+    assert not (tmp_path / "missing.db").exists()
 
 
 def test_halted_crossing_is_logged(url: str) -> None:

@@ -275,9 +275,12 @@ def test_real_postgres_saver_delegation(pg_url: str) -> None:
         app = build_graph().compile(checkpointer=saver)
         app.invoke({"text": LIE, "log": []}, cfg("p1"))
         before = len(list(saver.list(cfg("p1"))))
-        saver.prune(["p1"], strategy="keep_latest")  # PostgresSaver implements prune
-        after = list(saver.list(cfg("p1")))
-        assert before > 1 and len(after) == 1
+        if "prune" in vars(PostgresSaver):  # langgraph-checkpoint-postgres >= 3.1
+            saver.prune(["p1"], strategy="keep_latest")
+            assert before > 1 and len(list(saver.list(cfg("p1")))) == 1
+        else:  # older releases have none: the base class's answer, passed on
+            with pytest.raises(NotImplementedError):
+                saver.prune(["p1"], strategy="keep_latest")
         assert [r.id for r in trustgate.reports(app, cfg("p1"))] == [
             r.id for r in db.history(thread="p1")
         ]
