@@ -21,9 +21,13 @@ The bench starts its own throwaway PostgreSQL (``tests/pg.py``), so it needs onl
 the PostgreSQL binaries on the machine. Target: guarded ≥ 0.7× unguarded runs/s
 (a goal, not a gate: a miss is printed; a lost or duplicated report exits 1).
 
+``--log-cost`` then measures what the report log itself costs: each worker runs
+the guarded graph on ``ReportingSaver`` and on LangGraph's bare saver (no log) in
+alternating batches, and the two rates are printed side by side.
+
 Usage:
     .venv/bin/python bench/load.py [--graph code-review|minimal] [--runs 1000]
-        [--workers 4] [--rounds 2] [--warmup 100]
+        [--workers 4] [--rounds 2] [--warmup 100] [--log-cost]
 """
 
 from __future__ import annotations
@@ -155,6 +159,69 @@ def measure(
     return runs / elapsed
 
 
+BATCH = 10
+
+
+def log_cost_worker(
+    url: str, scenario: str, data: dict[str, Any], indices: list[int], out: Any
+) -> None:
+    """The guarded graph on the wrapped saver and on the bare one, in alternating batches.
+
+    Alternating small batches inside one process (ABBA order) lets the machine's
+    drift hit both sides alike, which separate timed phases cannot promise on a
+    shared machine.
+    """
+    warnings.filterwarnings("ignore", message="Deserializing unregistered type")
+    from trustgate.persistence import connect
+
+    sc = SCENARIOS[scenario](data)
+    with connect(url) as db:
+        apps = {
+            "logged": sc.graph(True).compile(checkpointer=db.checkpointer, store=db.store),
+            "bare": sc.graph(True).compile(checkpointer=db.checkpointer.saver, store=db.store),
+        }
+        for side, app in apps.items():
+            app.invoke(sc.inputs(1), cfg(f"warm-cost-{side}-{indices[0]}"))
+        spent = {"logged": 0.0, "bare": 0.0}
+        done = {"logged": 0, "bare": 0}
+        batches = [indices[i : i + BATCH] for i in range(0, len(indices), BATCH)]
+        for b, batch in enumerate(batches):
+            order = ("logged", "bare") if b % 2 == 0 else ("bare", "logged")
+            for side in order:
+                t0 = time.perf_counter()
+                for i in batch:
+                    apps[side].invoke(sc.inputs(i), cfg(f"cost-{side}-{i}"))
+                spent[side] += time.perf_counter() - t0
+                done[side] += len(batch)
+        out.put((done, spent))
+
+
+def measure_log_cost(
+    url: str, scenario: str, data: dict[str, Any], runs: int, n: int
+) -> tuple[float, float]:
+    """Guarded runs/s with and without the report log (per worker, summed over workers)."""
+    out = SPAWN.Queue()
+    procs = [
+        SPAWN.Process(
+            target=log_cost_worker,
+            args=(url, scenario, data, list(range(w, runs, n)), out),
+        )
+        for w in range(n)
+    ]
+    for p in procs:
+        p.start()
+    results = [out.get(timeout=3600) for _ in procs]
+    for p in procs:
+        p.join()
+        if p.exitcode != 0:
+            raise SystemExit(f"worker exited with {p.exitcode}")
+    rate = {
+        side: sum(done[side] / spent[side] for done, spent in results)
+        for side in ("logged", "bare")
+    }
+    return rate["logged"], rate["bare"]
+
+
 def check(url: str, sc: Scenario, prefixes: list[str], runs: int) -> list[str]:
     """Every guarded run has exactly its own reports, in the log and in its state."""
     import psycopg
@@ -166,7 +233,8 @@ def check(url: str, sc: Scenario, prefixes: list[str], runs: int) -> list[str]:
         counts = dict(
             c.execute(
                 "SELECT thread_id, count(*) FROM trustgate_reports "
-                "WHERE thread_id NOT LIKE 'warm-%%' GROUP BY thread_id"
+                "WHERE thread_id NOT LIKE 'warm-%%' AND thread_id NOT LIKE 'cost-%%' "
+                "GROUP BY thread_id"
             ).fetchall()
         )
     want = {f"{p}-{i}": len(sc.expected(i)) for p in prefixes for i in range(runs)}
@@ -217,6 +285,11 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2, help="paired rounds; best of each")
     parser.add_argument("--warmup", type=int, default=100, help="unmeasured runs per side first")
+    parser.add_argument(
+        "--log-cost",
+        action="store_true",
+        help="also run the guarded graph on the bare saver (no report log) each round",
+    )
     args = parser.parse_args()
 
     kind = SCENARIOS[args.graph]
@@ -239,6 +312,12 @@ def main() -> int:
             )
             gated.append(measure(url, args.graph, data, True, f"gated{r}", args.runs, args.workers))
             prefixes.append(f"gated{r}")
+
+        log_cost = (
+            measure_log_cost(url, args.graph, data, args.runs, args.workers)
+            if args.log_cost
+            else None
+        )
         problems = check(url, sc, prefixes, args.runs)
         (pc, pw), (gc, gw) = db_work(sc, False), db_work(sc, True)
 
@@ -257,6 +336,13 @@ def main() -> int:
     )
     verdict = "met" if ratio >= TARGET else "MISSED"
     print(f"  ratio      {ratio:8.2f}x   (target >= {TARGET}x: {verdict})")
+    if log_cost is not None:
+        logged_rate, bare_rate = log_cost
+        print(
+            f"  log cost   {logged_rate / bare_rate:8.2f}x   (guarded runs/s with the report log "
+            f"{logged_rate:.1f} / on the bare saver {bare_rate:.1f}, interleaved in batches "
+            f"of {BATCH} within each worker)"
+        )
     print(
         f"  per run    unguarded {pc} checkpoints + {pw} writes; guarded {gc} checkpoints + "
         f"{gw} writes"

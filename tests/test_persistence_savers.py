@@ -270,12 +270,15 @@ async def test_log_failure_after_the_saver_wrote_is_raised_then_reconciled_on_re
 
 
 async def test_halted_report_missed_by_the_log_is_found_by_a_read_or_a_sweep(
-    opened: Opened, monkeypatch: pytest.MonkeyPatch
+    opened: Opened, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     left = _fail_log_writes(monkeypatch, opened, times=1000)
     app = build_in_task_graph().compile(checkpointer=opened.saver)
+    caplog.set_level("WARNING", logger="trustgate.persistence._saver")
     with pytest.raises((GateHalted, _Boom)):
         await opened.invoke(app, {"text": LIE, "log": []}, cfg("g1"))
+    # the halt wins over the log error, which LangGraph then drops: the warning remains
+    assert "report log write failed" in caplog.text
     left[0] = 0
     assert await opened.history(thread="g1") == []
     assert len(await saver_reports(opened, "g1")) == 1

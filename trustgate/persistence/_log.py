@@ -190,6 +190,8 @@ class ReportHistory(ABC):
                 return 0
         added = await self._ainsert(rows)
         self._remember(r.id for r in rows)
+        if added:
+            logger.debug("logged %d crossing report(s) of thread %s", added, thread_id)
         return added
 
     def _rows(
@@ -257,7 +259,7 @@ class ReportHistory(ABC):
         *,
         limit: int | None = None,
     ) -> list[Report]:
-        """Async :meth:`history` (run in a worker thread unless the backend is async)."""
+        """Async :meth:`history` (the query runs in a worker thread)."""
         return await asyncio.to_thread(self.history, thread, gate, since, limit=limit)
 
     @abstractmethod

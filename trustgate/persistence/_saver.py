@@ -40,13 +40,17 @@ Failure windows (what a crash or an error at each point leaves behind)
   after), the run fails with the saver's error, and the resumed task re-runs.
 * Killed (or the log write fails) after the wrapped ``put_writes`` returned and
   before the log insert: the report is in the saver's rows but not in the log.
-  A log write error is raised, never swallowed (the run fails loudly, the way a
-  saver error does). The gap closes on the thread's next read: for a released
+  A log write error is logged at WARNING and raised (the run fails the way it
+  would on a saver error; LangGraph drops a background write's error when the run
+  already fails for another reason, such as the halt itself, hence the warning).
+  The gap closes on the thread's next read: for a released
   crossing LangGraph's resume reads the checkpoint (3) and reuses the saved writes
   without re-running the task, and the next checkpoint carries the report (2); for
   a halted crossing the resume, ``get_state`` or ``trustgate.reports`` reads that
   checkpoint's pending writes (3). A thread nobody reads again keeps the gap until
   :meth:`ReportingSaver.reconcile` (or ``Persistence.reconcile``) sweeps the saver.
+* A read (3) that cannot write the log still returns the checkpoint: the failure
+  is logged at WARNING and the gap stays for the next read or the sweep.
 * The checkpoint ``put`` fails after ``put_writes`` logged the report: the log
   keeps it, and so does the saver (the task's saved writes), so the resume applies
   the same writes with the same id: still one report.
@@ -127,11 +131,18 @@ def _held(item: CheckpointTuple) -> list[Any]:
 
 
 def _noted(exc: BaseException, what: str) -> None:
-    exc.add_note(
+    """Say what a failed log write left behind, on the error and in the log.
+
+    The error is re-raised by the caller; the warning is there because LangGraph
+    drops a background write's error when the run is already failing (a halt).
+    """
+    note = (
         f"trustgate: the checkpoint saver stored {what}, but the report log write failed; "
         "the report is logged when the thread is next read (resume, get_state) or by "
         "reconcile()"
     )
+    logger.warning("%s: %s", note, exc)
+    exc.add_note(note)
 
 
 def _read_left_gap(exc: Exception, item: CheckpointTuple) -> None:
