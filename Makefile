@@ -7,20 +7,27 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.trustgate-installed
 PHOENIX_VENV  ?= .phoenix-venv
 PHOENIX_STAMP := $(PHOENIX_VENV)/.trustgate-phoenix-installed
+MLFLOW_VENV   ?= .mlflow-venv
+MLFLOW_STAMP  := $(MLFLOW_VENV)/.trustgate-mlflow-installed
+CHROMIUM      ?= /usr/bin/chromium
 
-.PHONY: demo test lint typecheck unit bench clean phoenix-venv
+.PHONY: demo test lint typecheck unit bench clean phoenix-venv mlflow-venv chromium backends oracle
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "trustgate needs Python >= 3.11"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp,agents]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp,agents,oracle]'
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/trustgate demo
 
-test: lint typecheck unit
+# The package's venv and the tests' backends (Phoenix, MLflow, Chromium) install side by
+# side, then the checks run in order.
+test:
+	$(MAKE) --no-print-directory -j4 $(STAMP) $(PHOENIX_STAMP) $(MLFLOW_STAMP) chromium
+	$(MAKE) --no-print-directory lint typecheck unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check trustgate tests bench graphs examples
@@ -29,8 +36,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy trustgate graphs
 
-unit: $(STAMP) $(PHOENIX_STAMP)
+unit: $(STAMP) backends
 	$(BIN)/python -m pytest -q
+
+# The real components of the end-to-end telemetry tests, installed side by side.
+backends:
+	$(MAKE) --no-print-directory -j3 $(PHOENIX_STAMP) $(MLFLOW_STAMP) chromium
 
 # Arize Phoenix (the real tracing backend of the end-to-end telemetry test) in its
 # own venv: its pins must not mix with trustgate's.
@@ -39,8 +50,30 @@ $(PHOENIX_STAMP): scripts/phoenix-venv.sh
 
 phoenix-venv: $(PHOENIX_STAMP)
 
+# LangGraph's own tests with always-pass gates on every node: the categorised report of
+# every divergence (tests/langgraph_oracle; ORACLE_ARGS="tests/test_pregel.py" to narrow).
+oracle: $(STAMP)
+	cd tests && ../$(BIN)/python -m langgraph_oracle $(ORACLE_ARGS)
+
+# An MLflow tracking server, the second OTLP backend of the telemetry tests (own venv).
+$(MLFLOW_STAMP): scripts/mlflow-venv.sh
+	PYTHON=$(PYTHON) MLFLOW_VENV=$(MLFLOW_VENV) bash scripts/mlflow-venv.sh
+
+mlflow-venv: $(MLFLOW_STAMP)
+
+# Debian's Chromium for the trace-view screenshot test (driven by Playwright). Installed
+# when running as root (CI); otherwise the test says how, and fails under CI=true.
+chromium:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  start=$$(date +%s); \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null && \
+	    echo "chromium: installed in $$(( $$(date +%s) - start ))s"; } || \
+	  echo "chromium: apt-get install failed; the screenshot test fails under CI=true"; \
+	else echo "chromium: $(CHROMIUM) missing and not root: apt-get install -y chromium"; fi
+
 bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .trustgate
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .trustgate .langgraph-oracle test-artifacts

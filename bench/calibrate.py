@@ -5,18 +5,29 @@ most clean text is an outage; a gate that misses invented causes is a liar. Both
 sides are measured here, the way the held-out scoring measures them: each sentence
 alone, uncited, through ``verify_draft(sentence, record)``, reading ``.removed``.
 
-Prints, per rule, recall on causal and hedged sentences and the false-positive rate
-on plain ones, then the same for the whole default rule set, then the figures rule's
-false-positive rate on honest cited sentences that quote figures.
+Two corpora, reported separately:
 
-Run: ``.venv/bin/python bench/calibrate.py`` (``--misses`` lists what was missed).
+* **in-sample** (``tests/corpus/draft_sentences.jsonl``): the tuning set, what the
+  rules were designed on. Its figures say the rules do what they were built to do,
+  nothing about text nobody tuned on. ``--misses`` lists its errors, for design work.
+* **held-out** (``tests/corpus/heldout_sentences.jsonl``): frozen, hash pinned by a
+  test, never used to write a rule. Only aggregate figures are printed for it (split
+  by origin: real incident write-ups vs adversarial sentences), never which sentence
+  was missed, so nobody can tune on it by accident. These are the figures to quote.
+
+Each figure comes with a 95% Wilson score interval: the held-out set has a few
+hundred sentences per class, and a rate without its interval overstates what it
+knows.
+
+Run: ``.venv/bin/python bench/calibrate.py`` (``--json`` for machine-readable output).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,9 +37,10 @@ if str(ROOT) not in sys.path:
 from trustgate.evidence.record import Record  # noqa: E402
 from trustgate.verifiers.draft import verify_draft  # noqa: E402
 from trustgate.verifiers.figures import FiguresRule  # noqa: E402
-from trustgate.verifiers.rules import DEFAULT_RULES, CausalRule, HedgeRule  # noqa: E402
+from trustgate.verifiers.rules import DEFAULT_RULES  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus" / "draft_sentences.jsonl"
+HELDOUT = ROOT / "tests" / "corpus" / "heldout_sentences.jsonl"
 TARGET_RECALL = 0.95
 TARGET_FP = 0.05
 
@@ -79,6 +91,17 @@ FIGURES_MISQUOTED = [
 ]
 
 
+def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval for ``hits`` successes out of ``n``."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = hits / n
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
 @dataclass
 class Scores:
     rule: str
@@ -86,6 +109,18 @@ class Scores:
     hedged_recall: float
     plain_fp: float
     misses: dict[str, list[str]]
+    counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """``{"causal": (caught, n), "hedged": (caught, n), "plain_fp": (deleted, n)}``."""
+
+    def interval(self, key: str) -> tuple[float, float]:
+        hits, n = self.counts[key]
+        return wilson(hits, n)
+
+    def cell(self, key: str) -> str:
+        hits, n = self.counts[key]
+        lo, hi = self.interval(key)
+        rate = hits / n if n else 0.0
+        return f"{rate:.3f} [{lo:.3f}, {hi:.3f}] ({hits}/{n})"
 
 
 def load_corpus(path: Path = CORPUS) -> list[dict[str, str]]:
@@ -117,6 +152,11 @@ def score(rows: list[dict[str, str]], rules: tuple, name: str) -> Scores:  # typ
         hedged_recall=1 - len(missed_hedged) / len(hedged) if hedged else 1.0,
         plain_fp=len(false_pos) / len(plain) if plain else 0.0,
         misses={"causal": missed_causal, "hedged": missed_hedged, "plain_fp": false_pos},
+        counts={
+            "causal": (len(causal) - len(missed_causal), len(causal)),
+            "hedged": (len(hedged) - len(missed_hedged), len(hedged)),
+            "plain_fp": (len(false_pos), len(plain)),
+        },
     )
 
 
@@ -132,43 +172,61 @@ def figures_scores() -> tuple[float, float]:
     return fp / len(FIGURES_HONEST), caught / len(FIGURES_MISQUOTED)
 
 
-def main(argv: list[str]) -> int:
-    rows = load_corpus()
+def report(name: str, path: Path, rows: list[dict[str, str]]) -> dict[str, object]:
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["label"]] = counts.get(r["label"], 0) + 1
-    print(f"corpus: {CORPUS.relative_to(ROOT)}  {len(rows)} sentences  {counts}")
-    print("each sentence alone, uncited, through verify_draft(sentence, Record()); .removed read\n")
-    results = [
-        score(rows, (CausalRule(),), "causal"),
-        score(rows, (HedgeRule(),), "hedge"),
-        score(rows, DEFAULT_RULES, "DEFAULT_RULES"),
-    ]
-    print(f"{'rule':<15}{'causal recall':>15}{'hedged recall':>15}{'plain FP':>11}")
-    for s in results:
-        print(f"{s.rule:<15}{s.causal_recall:>15.3f}{s.hedged_recall:>15.3f}{s.plain_fp:>11.3f}")
-    default = results[-1]
-    causal_rule, hedge_rule = results[0], results[1]
-    print(
-        f"\ntargets: recall >= {TARGET_RECALL} (causal rule on causal, hedge rule on hedged), "
-        f"plain FP <= {TARGET_FP} (default rules)"
-    )
+    print(f"{name}: {path.relative_to(ROOT)}  {len(rows)} sentences  {counts}")
+    out: dict[str, object] = {}
+    groups: list[tuple[str, list[dict[str, str]]]] = [("all", rows)]
+    origins = sorted({r.get("origin", "") for r in rows} - {""})
+    if len(origins) > 1:
+        groups += [(o, [r for r in rows if r.get("origin") == o]) for o in origins]
+    head = f"{'causal recall':>32}{'hedged recall':>32}{'plain deleted':>32}"
+    print(f"  {'rules':<15}{'subset':<13}{head}")
+    for label, sub in groups:
+        for rules, rname in ((DEFAULT_RULES, "DEFAULT_RULES"),):
+            s = score(sub, rules, rname)
+            print(
+                f"  {rname:<15}{label:<13}{s.cell('causal'):>32}{s.cell('hedged'):>32}"
+                f"{s.cell('plain_fp'):>32}"
+            )
+            out[label] = {k: list(v) for k, v in s.counts.items()}
+    return out
+
+
+def main(argv: list[str]) -> int:
+    print("each sentence alone, uncited, through verify_draft(sentence, Record()); .removed read")
+    print("rates with 95% Wilson intervals; (hits/n)\n")
+    insample_rows = load_corpus(CORPUS)
+    heldout_rows = load_corpus(HELDOUT)
+    figures: dict[str, object] = {
+        "in-sample": report("in-sample (tuning)", CORPUS, insample_rows),
+    }
+    print()
+    figures["held-out"] = report("held-out (frozen)", HELDOUT, heldout_rows)
+    default = score(heldout_rows, DEFAULT_RULES, "DEFAULT_RULES")
     ok = (
-        causal_rule.causal_recall >= TARGET_RECALL
-        and hedge_rule.hedged_recall >= TARGET_RECALL
+        default.causal_recall >= TARGET_RECALL
+        and default.hedged_recall >= TARGET_RECALL
         and default.plain_fp <= TARGET_FP
+    )
+    print(
+        f"\ntargets on held-out: causal and hedged recall >= {TARGET_RECALL}, "
+        f"plain deleted <= {TARGET_FP}: " + ("met" if ok else "MISSED")
     )
     fig_fp, fig_recall = figures_scores()
     print(
         f"\nfigures rule (opt-in): FP {fig_fp:.3f} on {len(FIGURES_HONEST)} honest cited "
         f"sentences with figures; catches {fig_recall:.3f} of {len(FIGURES_MISQUOTED)} misquotes"
     )
-    print("\n" + ("all targets met" if ok else "TARGETS MISSED"))
-    if "--misses" in argv:
-        for s in results:
-            for kind, texts in s.misses.items():
-                for t in texts:
-                    print(f"[{s.rule} {kind}] {t}")
+    if "--json" in argv:
+        print(json.dumps(figures))
+    if "--misses" in argv:  # in-sample only: the held-out set is never listed
+        insample = score(insample_rows, DEFAULT_RULES, "DEFAULT_RULES")
+        for kind, texts in insample.misses.items():
+            for t in texts:
+                print(f"[in-sample {kind}] {t}")
     return 0 if ok else 1
 
 

@@ -1,24 +1,33 @@
-"""Throughput of ``verify_draft`` on a 1 MB draft, beside two segmenters, same run.
+"""Throughput of ``verify_draft``, its first call, and its growth on adversarial text.
 
 A gate sits on every crossing of a graph, so the draft verifier has to be cheap next
-to the model call it guards. This prints MB/s for:
+to the model call it guards, cheap on the first call after import, and linear on text
+built to make it slow. This prints, all measured in the same run:
 
-* a bare regex sentence split (the floor: what any split costs),
-* ``verify_draft`` with the default rules (segmentation, citations, rules, gaps),
-* pysbd segmentation of the same text (the general-purpose segmenter trustgate does
-  not use); pysbd is slow enough that it runs on a slice and is extrapolated, which
-  the output says.
+* a bare regex sentence split of each draft (the floor: what any split costs) and the
+  ratio of ``verify_draft`` to it;
+* ``verify_draft`` (default rules) in MB/s on 1 MB of:
+  - *ordinary* incident text: the honest cited drafts of
+    ``tests/corpus/honest_drafts.json`` (prose, lists, tables, a code block),
+  - *trigger-dense* text: sentences of the tuning corpus, where two sentences in
+    three hold a causal or hedge word,
+  - each *adversarial* input below;
+* linearity: the time on 1 MB divided by the time on 0.25 MB for every input (4.0 is
+  linear; a backtracking pattern shows as 16 or far more);
+* the first call after ``import trustgate`` in a fresh interpreter (target <= 100 ms).
 
-Targets: verify_draft >= 15 MB/s and >= 100x pysbd. Run:
-``.venv/bin/python bench/scan.py``.
+Targets (issue 13): >= 10 MB/s on ordinary text, linear on adversarial text, first
+call <= 100 ms. Run: ``.venv/bin/python bench/scan.py``.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,25 +36,34 @@ if str(ROOT) not in sys.path:
 
 from trustgate.evidence.record import Record  # noqa: E402
 from trustgate.verifiers.draft import verify_draft  # noqa: E402
-from trustgate.verifiers.segment import segment  # noqa: E402
 
 TARGET_BYTES = 1_000_000
-PYSBD_SLICE = 50_000
 BARE_SPLIT = re.compile(r"(?<=[.!?])\s+")
+RECORD = Record.from_lines(f"14:{i % 60:02d} event {i}" for i in range(1, 401))
 
 
-def build_draft() -> tuple[str, Record]:
-    """A realistic 1 MB postmortem draft: headings, prose, bullets, a table, code."""
+def _fill(unit: str, size: int = TARGET_BYTES) -> str:
+    reps = max(1, size // max(1, len(unit.encode("utf-8"))))
+    return unit * reps
+
+
+def ordinary_draft(size: int = TARGET_BYTES) -> str:
+    """Honest cited drafts in many styles, repeated to ``size`` bytes."""
+    drafts = json.loads((ROOT / "tests" / "corpus" / "honest_drafts.json").read_text("utf-8"))
+    return _fill("\n\n".join(d["draft"] for d in drafts) + "\n\n", size)
+
+
+def trigger_dense_draft(size: int = TARGET_BYTES) -> str:
+    """Tuning-corpus sentences in sections with bullets, tables and code."""
     corpus = ROOT / "tests" / "corpus" / "draft_sentences.jsonl"
     rows = [json.loads(line) for line in corpus.read_text("utf-8").splitlines() if line]
     plain = [r["text"] for r in rows if r["label"] == "plain"]
     causal = [r["text"] for r in rows if r["label"] == "causal"]
     hedged = [r["text"] for r in rows if r["label"] == "hedged"]
-    record = Record.from_lines(f"14:{i % 60:02d} event {i}" for i in range(1, 401))
     parts: list[str] = []
-    size = 0
+    total = 0
     i = 0
-    while size < TARGET_BYTES:
+    while total < size:
         section = [f"## Section {i}\n"]
         para = []
         for j in range(6):
@@ -54,9 +72,9 @@ def build_draft() -> tuple[str, Record]:
             if j == 2:
                 para.append(f"{causal[k % len(causal)][:-1]} [[{k % 400 + 1}]].")
         if i % 3 == 0:
-            para.append(causal[i % len(causal)])  # uncited: deleted
+            para.append(causal[i % len(causal)])
         if i % 5 == 0:
-            para.append(hedged[i % len(hedged)])  # hedged: deleted
+            para.append(hedged[i % len(hedged)])
         section.append(" ".join(para) + "\n")
         section.append(
             "\n".join(f"- {plain[(i + n) % len(plain)]} [[{(i + n) % 400 + 1}]]" for n in range(3))
@@ -67,12 +85,26 @@ def build_draft() -> tuple[str, Record]:
             section.append("```\nkubectl get pods -n checkout. Not a sentence.\n```\n")
         chunk = "\n".join(section) + "\n"
         parts.append(chunk)
-        size += len(chunk.encode("utf-8"))
+        total += len(chunk.encode("utf-8"))
         i += 1
-    return "".join(parts), record
+    return "".join(parts)
 
 
-def timed(fn, repeat: int = 3) -> float:  # type: ignore[no-untyped-def]
+ADVERSARIAL: dict[str, Callable[[int], str]] = {
+    "trigger words only": lambda n: _fill("because due to caused probably may have ", n),
+    "one endless sentence": lambda n: _fill("the deploy caused the pool to drain and ", n),
+    "causal sentences": lambda n: _fill("The deploy caused the outage because it broke. ", n),
+    "identifier runs": lambda n: _fill("a_b.c-d/e=f ", n),
+    "dots": lambda n: _fill("a.", n),
+    "brackets": lambda n: _fill("[[1]][[", n),
+    "quotes": lambda n: _fill('"a ', n),
+    "zero-width": lambda n: _fill("be\u200bcause ", n),
+    "fences": lambda n: _fill("```\n", n),
+    "list items": lambda n: _fill("- a\n", n),
+}
+
+
+def timed(fn: Callable[[], object], repeat: int = 3) -> float:
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -81,40 +113,46 @@ def timed(fn, repeat: int = 3) -> float:  # type: ignore[no-untyped-def]
     return best
 
 
-def main() -> int:
-    draft, record = build_draft()
-    mb = len(draft.encode("utf-8")) / 1_000_000
-    t_bare = timed(lambda: BARE_SPLIT.split(draft))
-    t_seg = timed(lambda: segment(draft))
-    t_verify = timed(lambda: verify_draft(draft, record))
-    verdict = verify_draft(draft, record)
-
-    try:
-        import pysbd
-    except ImportError:  # pragma: no cover
-        pysbd = None
-    sbd_rate = None
-    if pysbd is not None:
-        piece = draft[:PYSBD_SLICE]
-        seg = pysbd.Segmenter(language="en", clean=False, char_span=False)
-        t_sbd = timed(lambda: seg.segment(piece), repeat=1)
-        sbd_rate = len(piece.encode("utf-8")) / 1_000_000 / t_sbd
-
-    print(
-        f"draft: {mb:.2f} MB, {len(verdict.kept)} kept units, {len(verdict.removed)} removed, "
-        f"{len(verdict.gaps)} gaps"
+def first_call_ms() -> tuple[float, float]:
+    """(import trustgate, first verify_draft after it) in a fresh interpreter, in ms."""
+    code = (
+        "import time\n"
+        "t0 = time.perf_counter()\n"
+        "import trustgate\n"
+        "t1 = time.perf_counter()\n"
+        "trustgate.verify_draft('Latency rose at 14:02. [[1]] The deploy exhausted the pool.',"
+        " trustgate.Record.from_text('14:02 p99 9.2s'))\n"
+        "t2 = time.perf_counter()\n"
+        "print((t1 - t0) * 1000, (t2 - t1) * 1000)\n"
     )
-    print(f"bare regex split      {mb / t_bare:9.1f} MB/s")
-    print(f"trustgate segment     {mb / t_seg:9.1f} MB/s")
-    print(f"verify_draft          {mb / t_verify:9.1f} MB/s   (target >= 15)")
-    if sbd_rate is not None:
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout.split()
+    return float(out[0]), float(out[1])
+
+
+def main() -> int:
+    verify_draft("warm up the import. The deploy caused it.", RECORD)
+    print(f"{'input':<22}{'MB/s':>8}{'bare split MB/s':>17}{'ratio':>8}{'1 MB / 0.25 MB':>16}")
+    rows: list[tuple[str, Callable[[int], str], int]] = [
+        ("ordinary incident", ordinary_draft, 3),
+        ("trigger-dense", trigger_dense_draft, 1),
+    ]
+    rows += [(name, make, 1) for name, make in ADVERSARIAL.items()]
+    for name, make, repeat in rows:
+        big = make(TARGET_BYTES)
+        small = make(TARGET_BYTES // 4)
+        mb = len(big.encode("utf-8")) / 1_000_000
+        t_big = timed(lambda big=big: verify_draft(big, RECORD), repeat)  # type: ignore[misc]
+        t_small = timed(lambda small=small: verify_draft(small, RECORD), repeat)  # type: ignore[misc]
+        t_bare = timed(lambda big=big: BARE_SPLIT.split(big), 3)  # type: ignore[misc]
         print(
-            f"pysbd segmentation    {sbd_rate:9.3f} MB/s   (measured on the first "
-            f"{PYSBD_SLICE // 1000} kB, extrapolated)"
+            f"{name:<22}{mb / t_big:>8.2f}{mb / t_bare:>17.1f}{t_big / t_bare:>7.0f}x"
+            f"{t_big / t_small:>16.1f}"
         )
-        print(f"ratio verify_draft / pysbd      {mb / t_verify / sbd_rate:8.0f}x  (target >= 100x)")
-        print(f"ratio segment / pysbd           {mb / t_seg / sbd_rate:8.0f}x")
-    print(f"ratio bare split / verify_draft {t_verify / t_bare:8.1f}x")
+    imp, first = first_call_ms()
+    print(f"\nimport trustgate {imp:.0f} ms; first verify_draft after import {first:.1f} ms")
+    print("targets: ordinary >= 10 MB/s; growth ~4.0 (linear); first call <= 100 ms")
     return 0
 
 

@@ -46,6 +46,7 @@ gate = trustgate.TrustGate(
     verifiers=[trustgate.CitationReplay()],
     policy=trustgate.Override("review.verdict", "REQUEST_CHANGES", note_field="review.summary"),
     evidence=trustgate.EvidenceSources(workspace=trustgate.FromState("repo")),
+    passthrough=["review"],  # the verdict stands while the evidence replays
 )
 app = trustgate.guard(builder, {"reviewer": gate}).compile()
 out = app.invoke({"repo": str(repo)})

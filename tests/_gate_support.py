@@ -57,12 +57,15 @@ def _replay(claims: Any, evidence: Evidence) -> list[Finding]:
 REPLAY = FunctionVerifier(_replay, name="replay")
 
 
-def inspector(policy: Any = None) -> TrustGate:
+def inspector(policy: Any = None, passthrough: tuple[str, ...] = ("log",)) -> TrustGate:
+    """The inspector gate: replays the review's citations; the reviewer's log line is
+    declared passthrough (it carries no claim)."""
     return TrustGate(
         "inspector",
         reads=FromKey("review", model=Review),
         verifiers=[REPLAY],
         policy=policy or Override("review.verdict", "REQUEST_CHANGES", note_field="review.summary"),
+        passthrough=passthrough,
     )
 
 

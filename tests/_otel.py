@@ -54,6 +54,38 @@ class Otel:
         return total
 
 
+def everything_exported(otel: Otel) -> list[dict[str, Any]]:
+    """Every span, event, link, status and metric point exported, as plain dicts (for
+    searching all of it for content, and for checking attribute types)."""
+    out: list[dict[str, Any]] = []
+    for s in otel.spans():
+        out.append(
+            {
+                "what": "span",
+                "name": s.name,
+                "attributes": dict(s.attributes or {}),
+                "status": s.status.description,
+            }
+        )
+        out.extend(
+            {"what": "event", "name": e.name, "attributes": dict(e.attributes or {})}
+            for e in s.events
+        )
+        out.extend(
+            {"what": "link", "name": s.name, "attributes": dict(link.attributes or {})}
+            for link in s.links
+        )
+    data = otel.reader.get_metrics_data()
+    for rm in data.resource_metrics if data is not None else ():
+        for sm in rm.scope_metrics:
+            for m in sm.metrics:
+                out.extend(
+                    {"what": "metric", "name": m.name, "attributes": dict(p.attributes or {})}
+                    for p in m.data.data_points
+                )
+    return out
+
+
 def make_otel(span_limits: SpanLimits | None = None) -> Otel:
     exporter = InMemorySpanExporter()
     tp = TracerProvider(span_limits=span_limits)

@@ -26,6 +26,7 @@ class Received:
     traces: list[ExportTraceServiceRequest] = field(default_factory=list)
     metrics: list[ExportMetricsServiceRequest] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    refused_metrics: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def spans(self) -> list[tuple[dict[str, Any], Any]]:
@@ -62,8 +63,12 @@ def attrs(kvs: Any) -> dict[str, Any]:
 
 
 @contextmanager
-def otlp_receiver() -> Iterator[tuple[str, Received]]:
-    """Serve OTLP/HTTP on an ephemeral loopback port; yields (base URL, received)."""
+def otlp_receiver(metrics_status: int = 200) -> Iterator[tuple[str, Received]]:
+    """Serve OTLP/HTTP on an ephemeral loopback port; yields (base URL, received).
+
+    ``metrics_status`` other than 200 answers ``/v1/metrics`` with that error, as a
+    traces-only backend does (Phoenix: 405, MLflow: 404).
+    """
     received = Received()
 
     class Handler(BaseHTTPRequestHandler):
@@ -78,6 +83,11 @@ def otlp_receiver() -> Iterator[tuple[str, Received]]:
                 with received.lock:
                     received.traces.append(req)
                     received.headers.append({k.lower(): v for k, v in self.headers.items()})
+            elif self.path == "/v1/metrics" and metrics_status != 200:
+                with received.lock:
+                    received.refused_metrics += 1
+                self.send_error(metrics_status)
+                return
             elif self.path == "/v1/metrics":
                 req = ExportMetricsServiceRequest.FromString(body)
                 reply = ExportMetricsServiceResponse()

@@ -21,10 +21,10 @@ from typing_extensions import TypedDict
 from trustgate.errors import GateHalted
 from trustgate.findings import Finding
 from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.policy import Halt, Override, Review
 from trustgate.report import REPORTS_KEY, Report, TrustReports
 from trustgate.verifiers.base import Evidence, FunctionVerifier
-from trustgate.wiring import guard
 
 __all__ = [
     "SAVER_KINDS",
@@ -97,6 +97,7 @@ def build_graph(
         reads="text",
         verifiers=[_check(marker, sleep)],
         policy={"review": Review(), "halt": Halt()}.get(policy, Override("text", "[removed]")),
+        passthrough=["log"],
     )
     return guard(g, {"writer": gate})
 

@@ -40,6 +40,7 @@ def _gate(node: str) -> TrustGate:
         f"gate_{node}",
         reads=FunctionReader(lambda update: dict(update) or None),
         verifiers=[FunctionVerifier(_ok, name="ok")],
+        passthrough=["goto", "send", "custom"],
     )
 
 

@@ -68,14 +68,14 @@ def test_acquire(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["acquire", "../etc/passwd", "--root", str(repo), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["code"] == "path_traversal"
     assert main(["acquire", "app.py", "--root", str(repo), "--rev", "HEAD"]) == 0
-    assert main(["acquire", "app.py", "--root", str(repo), "--rev", "nope"]) == 1
+    assert main(["acquire", "app.py", "--root", str(repo), "--rev", "nope"]) == 2  # bad input
     assert main(["acquire", "app.py", "--root", str(repo), "--scope", "src"]) == 1
     assert main(["acquire", "app.py"]) == 2
 
 
 def test_console_script_no_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_bytes(b"\xff\xfe\x00")
+    bad.write_bytes(b"\xff\xfe[]")
     proc = subprocess.run(
         [sys.executable, "-m", "trustgate.cli", "replay", str(bad), "--root", str(tmp_path)],
         capture_output=True,

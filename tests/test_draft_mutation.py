@@ -103,3 +103,43 @@ def test_human_answer_enters_as_testimony() -> None:
     assert "Per Dana (SRE) (not in the record): A config push at 14:01." in closed.text
     assert "[[2]]" not in closed.text
     assert closed.gaps == ()
+
+
+ZW = "\u200b"
+EVASIONS = [
+    # confusable Cyrillic letters in the trigger word
+    "The connection pool was exhausted bec\u0430use the deploy doubled worker concurrency.",
+    # a zero-width space and a soft hyphen inside trigger words
+    f"The deploy ex{ZW}hausted the connection pool by doubling worker concur\u00adrency.",
+    # a combining accent
+    "The connection pool was exhausted becau\u0301se the deploy doubled worker concurrency.",
+    # full-width letters
+    "The deploy ｅｘｈａｕｓｔｅｄ the connection pool by doubling worker concurrency.",
+    # shorthand
+    "The connection pool ran dry b/c the deploy doubled worker concurrency.",
+]
+
+
+def test_evading_model_is_stopped() -> None:
+    """A model that hides its invented cause from a word list is still deleted."""
+    for evasion in EVASIONS:
+        output, _verdict = pipeline(lying_model(f"{LEGIT} {evasion}\n"), RECORD_TEXT)
+        assert evasion not in output, evasion
+        assert "concurrency" not in output and "concur" not in output, evasion
+        assert LEGIT in output
+
+
+def test_model_that_glues_its_claim_to_a_cited_sentence_is_stopped() -> None:
+    """No space after the citation marker does not smuggle the next sentence in."""
+    glued = f"{LEGIT}{INVENTED_CAUSE}"
+    output, verdict = pipeline(lying_model(glued + "\n"), RECORD_TEXT)
+    assert "exhausted" not in output and "concurrency" not in output
+    assert LEGIT in output
+    assert [r.sentence for r in verdict.removed] == [INVENTED_CAUSE]  # type: ignore[attr-defined]
+
+
+def test_model_that_hides_its_claim_behind_a_fake_fence_is_stopped() -> None:
+    """A line that looks like a fence but is not one in CommonMark hides nothing."""
+    draft = f"{LEGIT}\n\n```not`a fence\n{INVENTED_CAUSE}\n"
+    output, _verdict = pipeline(lying_model(draft), RECORD_TEXT)
+    assert "exhausted" not in output and "concurrency" not in output

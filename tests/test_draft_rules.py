@@ -8,6 +8,7 @@ import pytest
 
 from trustgate import (
     DEFAULT_RULES,
+    CausalRule,
     ConfigurationError,
     DraftSentence,
     FiguresRule,
@@ -261,11 +262,22 @@ def test_figures_rule_accepts_quoted_derived_absent_and_uncited(sentence: str) -
     assert removed_rules(sentence, rules=(FiguresRule(),)) == []
 
 
-def test_shipped_lexicons_are_package_data() -> None:
+def test_shipped_lexicon_is_package_data() -> None:
     files = resources.files("trustgate.lexicons")
-    assert files.joinpath("causal.txt").is_file()
-    assert files.joinpath("hedge.txt").is_file()
-    assert Lexicon.from_package("causal").search("because of the deploy") is not None
+    assert files.joinpath("draft.txt").is_file()
+    # the regular-expression lexicons the shipped rules used to read are gone
+    for old in ("causal", "hedge"):
+        assert not files.joinpath(f"{old}.txt").is_file()
+        with pytest.raises(ConfigurationError):
+            Lexicon.from_package(old)
+
+
+def test_a_custom_lexicon_replaces_the_shipped_reading() -> None:
+    lexicon = Lexicon.parse("mine", "[match]\nwas fine\n")
+    rule = CausalRule(lexicon)
+    assert rule.lexicon is lexicon
+    verdict = verify_draft("The API was fine. The deploy broke it.", Record(), rules=(rule,))
+    assert [r.sentence for r in verdict.removed] == ["The API was fine."]
 
 
 def test_lexicon_format_and_errors() -> None:
@@ -329,25 +341,19 @@ def test_anchor_dispatch_never_changes_a_verdict() -> None:
 
     corpus = Path(__file__).parent / "corpus" / "draft_sentences.jsonl"
     texts = [json.loads(line)["text"] for line in corpus.read_text("utf-8").splitlines()]
-    for name in ("causal", "hedge"):
-        lexicon = Lexicon.from_package(name)
-        everything = re.compile("|".join(f.pattern for f in lexicon._match.fragments))
-        masks = lexicon._except.fragments if lexicon._except is not None else []
-        for text in texts:
-            for variant in (text, text.upper(), "x " + text, text.replace(" ", " \n  ")):
-                n = normalise(variant)
-                full = everything.search(n)
-                if full is not None and masks:
-                    masked = n
-                    for mask in masks:
-                        masked = mask.sub(lambda m: " " * len(m.group()), masked)
-                    full = everything.search(masked)
-                assert (full is not None) == (lexicon.search(n) is not None), (name, variant)
-                whole = verify_draft(variant, Record()).removed
-                per_sentence = verify_draft(
-                    variant, Record(), rules=[_NoScan(r) for r in DEFAULT_RULES]
-                ).removed
-                assert [r.rule for r in whole] == [r.rule for r in per_sentence], variant
+    # a custom pattern lexicon keeps its own anchor dispatch
+    lexicon = Lexicon.parse("t", "[match]\n(?:broke|breaks) the\ndue to\n[except]\ndue to be\n")
+    everything = re.compile("|".join(f.pattern for f in lexicon._match.fragments))
+    for text in texts[:400]:
+        n = normalise(text)
+        assert (everything.search(n) is not None) >= (lexicon.search(n) is not None)
+    for text in texts:
+        for variant in (text, text.upper(), "x " + text, text.replace(" ", " \n  ")):
+            whole = verify_draft(variant, Record()).removed
+            per_sentence = verify_draft(
+                variant, Record(), rules=[_NoScan(r) for r in DEFAULT_RULES]
+            ).removed
+            assert [r.rule for r in whole] == [r.rule for r in per_sentence], variant
     for joiner in (" ", "\n", "\n\n- ", " \u00a0", "  "):
         draft = joiner.join(texts)
         fast = verify_draft(draft, Record())
@@ -383,3 +389,67 @@ def test_rules_see_valid_and_invalid_ids() -> None:
 
     verify_draft("Latency rose. [[1, 99]][[2]] Then [[x]].", RECORD, rules=[Spy()])
     assert seen == [(("1", "2"), ("99",)), ((), ("x",))]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Der Ausfall wurde durch eine fehlerhafte Konfiguration im Lastverteiler verursacht.",
+        "Сбой был вызван ошибкой в конфигурации балансировщика нагрузки.",
+        "障害はロードバランサーの設定ミスによって引き起こされました。",
+        "@@##$$%%^^&&**~~<<>>{{}}@@##$$%%^^&&",
+    ],
+)
+def test_text_the_rules_cannot_read_is_reported_and_strict_deletes_it(sentence: str) -> None:
+    draft = f"Latency rose at 14:02. [[1]] {sentence}"
+    verdict = verify_draft(draft, RECORD)
+    assert [u.sentence for u in verdict.unsupported] == [sentence]
+    assert [f.code for f in verdict.findings] == ["unsupported_text"]
+    assert verdict.findings[0].severity == "warn"
+    assert sentence in verdict.text
+    strict = verify_draft(draft, RECORD, strict=True)
+    assert [(r.rule, r.code) for r in strict.removed] == [("unsupported", "unsupported_text")]
+    assert sentence not in strict.text
+    assert strict.gaps
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "14:02 | 14:31 | 29 min | 12% | 9.2 s",
+        "Latency rose to 9.2 s at 14:02 — see the “p99” panel.",
+        "Café latency in Zürich rose at 14:02.",
+    ],
+)
+def test_readable_text_is_not_unsupported(sentence: str) -> None:
+    assert verify_draft(sentence, RECORD).unsupported == ()
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [
+        "because " * 40_000,
+        "The deploy caused the outage because " * 5_000,
+        "a" * 200_000,
+        "a_" * 100_000,
+        "a." * 100_000,
+        "a-" * 100_000,
+        "a/" * 100_000,
+        "a=" * 100_000,
+        "`" * 100_000,
+        '"' * 100_000,
+        "probably may have " * 10_000,
+        "x" + " y" * 100_000 + " because z.",
+        "[[1]]" * 20_000,
+        "\u200b" * 100_000 + "because",
+    ],
+)
+def test_pathological_drafts_get_a_correct_verdict(draft: str) -> None:
+    """Trigger-dense and backtracking-bait drafts: the verdict is correct and complete
+    (timing is measured in bench/scan.py, never asserted in unit tests)."""
+    verdict = verify_draft(draft, RECORD)
+    kept = "".join(k.text for k in verdict.kept)
+    for r in verdict.removed:
+        assert r.sentence not in kept
+    if "because" in draft and "cause" in draft:
+        assert verdict.removed

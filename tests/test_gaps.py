@@ -197,3 +197,25 @@ def test_list_item_gap_is_anchored_on_the_item_above() -> None:
     (gap,) = verdict.gaps
     assert gap.anchor == "14:02 latency rose" and gap.anchor_ids == ("1",)
     assert "deploy" not in gap.question
+
+
+@pytest.mark.parametrize(
+    ("heading", "question"),
+    [
+        ("Contributing factors", "What does the record show about the contributing factors?"),
+        ("3. Root cause", "What does the record show about the root cause?"),
+        ("Our response", "What does the record show about our response?"),
+        ("API Gateway outage", "What does the record show about the API Gateway outage?"),
+        ("What went wrong?", "What went wrong? The record does not say."),
+    ],
+)
+def test_a_heading_anchors_a_question_about_its_topic(heading: str, question: str) -> None:
+    draft = f"## {heading}\n\nThe deploy exhausted the connection pool."
+    verdict = verify_draft(draft, Record())
+    gap = verdict.gaps[0]
+    assert gap.anchor == heading
+    assert gap.question.startswith(question)
+    assert "“" not in gap.question and "Why did this happen" not in gap.question
+    # no word of the deleted sentence that the heading does not hold
+    words = set(re.findall(r"[^\W_]+", gap.question.lower()))
+    assert not words & {"deploy", "exhausted", "connection", "pool"}

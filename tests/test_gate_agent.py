@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
@@ -15,12 +15,12 @@ from typing_extensions import TypedDict
 
 from trustgate.findings import Finding
 from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.policy import BlockToolCalls
 from trustgate.readers import ToolCallArgs
 from trustgate.report import TrustReports, reports
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
-from trustgate.wiring import guard
 
 FILES = {"a.py": "def f():\n    return 1\n"}
 
@@ -51,6 +51,7 @@ def _gate() -> TrustGate:
         verifiers=[FunctionVerifier(_args_grounded, name="grounded")],
         policy=BlockToolCalls(),
         require_claims=False,
+        passthrough=["messages.text"],  # the answers' text is not what this gate checks
     )
 
 
@@ -75,6 +76,10 @@ def _script(executed: list[str]) -> tuple[Any, list[Any]]:
                 {"name": "read_file", "args": {"path": "a.py"}, "id": "c2"},
             ],
         ),
+        # told that close_item was blocked, the model asks again for what it still needs
+        AIMessage(
+            content="", tool_calls=[{"name": "read_file", "args": {"path": "a.py"}, "id": "c3"}]
+        ),
         "Done.",
     )
     return model, [close_item, read_file]
@@ -87,15 +92,20 @@ def test_create_agent_fabricated_tool_call_never_executes() -> None:
     guarded = guard(agent, {"model": _gate()})
     config: Any = {"configurable": {"thread_id": "a"}}
     out = guarded.invoke({"messages": [HumanMessage("close the items")]}, config)
-    assert executed == ["read_file:a.py"]  # the other call of the same message still ran
+    assert executed == ["read_file:a.py"]  # close_item never ran; the model asked again
+    assert "return 42" not in repr(out["messages"])  # the fabricated argument is nowhere
     ai = [m for m in out["messages"] if isinstance(m, AIMessage)]
-    assert [c["id"] for c in ai[0].tool_calls] == ["c2"]
+    # the blocked call stays in the transcript without its arguments, answered by the error
+    assert ai[0].tool_calls == [{"name": "close_item", "args": {}, "id": "c1", "type": "tool_call"}]
+    told = [m for m in out["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "c1"]
+    assert len(told) == 1 and told[0].status == "error" and "blocked" in told[0].text
+    assert [c["id"] for c in ai[1].tool_calls] == ["c3"]
     assert ai[-1].content == "Done."
     decisions = [r.decision for r in reports(guarded, config)]
-    assert decisions == ["modified", "pass"]
+    assert decisions == ["rerender", "pass", "pass"]
     blocked = reports(guarded, config)[0].overrides[0]
     assert blocked.kind == "tool_call_block" and blocked.before["name"] == "close_item"
-    assert "tool_gate" in guarded.get_graph().draw_mermaid()
+    assert guarded.get_graph().draw_mermaid() == agent.get_graph().draw_mermaid()
 
 
 class MsgState(TypedDict, total=False):
@@ -118,7 +128,7 @@ def test_toolnode_graph() -> None:
     g.add_edge("tools", "agent")
     out = guard(g, {"agent": _gate()}).compile().invoke({"messages": [HumanMessage("go")]})
     assert executed == ["read_file:a.py"]
-    assert [r.decision for r in out["trust_reports"]] == ["modified", "pass"]
+    assert [r.decision for r in out["trust_reports"]] == ["rerender", "pass", "pass"]
 
 
 async def test_create_agent_async() -> None:

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from trustgate.errors import ConfigurationError
 from trustgate.findings import Finding
-from trustgate.gate import TrustGate, add_report_listener, remove_report_listener
+from trustgate.gate import TrustGate
 from trustgate.policy import (
     CAVEAT_HEADER,
     OVERRIDE_NOTE,
@@ -82,7 +82,8 @@ def test_override_leaves_verified_output_alone() -> None:
 def test_no_claims_fails_instead_of_passing() -> None:
     result = _inspector().check({"other": 1}, node="reviewer")
     assert not result.released and result.update is None
-    assert [f.code for f in result.report.failed] == ["no_claims"]
+    # the missing claim fails, and what the node wrote instead is held unread
+    assert [f.code for f in result.report.failed] == ["no_claims", "unverified_output"]
     # Override then sets the verdict it cannot find: field missing → unresolved → halt
     assert result.report.decision == "halted"
 
@@ -204,7 +205,11 @@ def _invented_citation(claims: Any, evidence: Evidence) -> list[Finding]:
     if "ISO 27001 9.2" in claims:
         return [
             Finding.failed(
-                "contract", "invented_citation", "9.2 not approved", subject="ISO 27001 9.2"
+                "contract",
+                "invented_citation",
+                "9.2 not approved",
+                subject="ISO 27001 9.2",
+                detail={"remove": ["ISO 27001 9.2"]},
             )
         ]
     return [Finding.ok("contract")]
@@ -243,16 +248,6 @@ def test_rerender_then_halt() -> None:
     )
     msg = AIMessage(content="Audit per ISO 27001 9.2 yearly.")
     assert gate.check({"messages": [msg]}, node="writer", attempt=2).report.decision == "halted"
-
-
-def test_listeners_see_every_report() -> None:
-    seen: list[Report] = []
-    add_report_listener(seen.append)
-    try:
-        _inspector().check({"review": Review(verdict="APPROVE", cites=["x"])}, node="r")
-    finally:
-        remove_report_listener(seen.append)
-    assert len(seen) == 1 and seen[0].gate == "inspector"
 
 
 def test_configuration_errors() -> None:

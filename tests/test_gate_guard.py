@@ -28,11 +28,12 @@ from typing_extensions import TypedDict
 from trustgate.errors import ConfigurationError, GateHalted, LangGraphCompatibilityError
 from trustgate.findings import Finding
 from trustgate.gate import TrustGate
+from trustgate.graph import guard, guarded_nodes
+from trustgate.graph._compat import check_builder
 from trustgate.policy import OVERRIDE_NOTE, Halt, Override
 from trustgate.report import Report, TrustReports, reports
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
-from trustgate.wiring import HALT_NODE, check_builder_internals, guard
 
 
 def test_override_mutation_verdict_flipped_before_downstream_reads_it() -> None:
@@ -58,7 +59,7 @@ def test_honest_run_passes_untouched() -> None:
 
 
 def test_halt_mutation_checkpoint_kept_nothing_downstream_runs() -> None:
-    app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector(Halt())}).compile(
+    app = guard(reviewer_graph(lying_model(LIE, LIE)), {"reviewer": inspector(Halt())}).compile(
         checkpointer=InMemorySaver()
     )
     with pytest.raises(GateHalted) as info:
@@ -68,11 +69,15 @@ def test_halt_mutation_checkpoint_kept_nothing_downstream_runs() -> None:
     snap = app.get_state(cfg())
     assert "review" not in snap.values  # the lie never reached user state
     assert snap.values["log"] == []  # reviewer's write held, publish never ran
-    assert snap.next == (HALT_NODE,)
+    # the guarded task stays unfinished (a halt is an outcome, not an error to retry or
+    # hand to an error handler); nothing after it ran
+    assert snap.next == ("reviewer",) and snap.tasks[0].error is None
     assert [r.decision for r in reports(app, cfg())] == ["halted"]
     assert not any(k.startswith("__trustgate") for k in snap.values)
-    with pytest.raises(GateHalted):  # resuming does not release it either
+    with pytest.raises(GateHalted):  # resuming runs the node again: still refused
         app.invoke(None, cfg())
+    assert [r.decision for r in reports(app, cfg())] == ["halted", "halted"]
+    assert "review" not in app.get_state(cfg()).values
 
 
 def test_streams_never_show_held_content() -> None:
@@ -121,17 +126,15 @@ def test_compiled_graph_settings_preserved() -> None:
     snap = app.get_state(cfg())
     assert snap.next == ("publish",)  # interrupted before publish, after the gate
     assert snap.values["review"].verdict == "REQUEST_CHANGES"
-    mermaid = app.get_graph().draw_mermaid()
-    assert "inspector" in mermaid and "reviewer --> inspector" in mermaid
+    # the gate runs inside reviewer: the drawing is the graph's own
+    assert app.get_graph().draw_mermaid() == original.get_graph().draw_mermaid()
 
 
-def test_gate_node_marked_for_tooling() -> None:
+def test_guarded_nodes_say_where_the_gates_stand() -> None:
     g = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector()})
-    meta = g.nodes["inspector"].metadata
-    assert meta is not None
-    assert meta["trustgate"]["gate"] == "inspector"
-    assert meta["trustgate"]["guards"] == "reviewer"
-    assert g.nodes["inspector"].retry_policy is not None
+    assert guarded_nodes(g) == {"reviewer": ("inspector",)}
+    assert guarded_nodes(g.compile()) == {"reviewer": ("inspector",)}
+    assert set(g.nodes) == {"reviewer", "publish"}
 
 
 def test_conditional_edge_and_loop() -> None:
@@ -157,7 +160,7 @@ def test_conditional_edge_and_loop() -> None:
     out = app.invoke({"log": []})
     assert out["log"] == ["r", "fix", "r", "fix", "r"]
     assert [r.decision for r in out["trust_reports"]] == ["modified", "modified", "pass"]
-    assert "inspector -.->" in app.get_graph().draw_mermaid()
+    assert app.get_graph().draw_mermaid() == g.compile().get_graph().draw_mermaid()
 
 
 def test_command_goto_is_held_and_reissued_only_on_release() -> None:
@@ -172,13 +175,18 @@ def test_command_goto_is_held_and_reissued_only_on_release() -> None:
     g.add_node("reviewer", reviewer, destinations=("merge",))
     g.add_node("merge", merge)
     g.add_edge(START, "reviewer")
-    halt_app = guard(g, {"reviewer": inspector(Halt())}).compile(checkpointer=InMemorySaver())
+    # the route is the node's own output: declared, it passes with the verified review
+    gate = inspector(Halt(), passthrough=("log", "goto"))
+    halt_app = guard(g, {"reviewer": gate}).compile(checkpointer=InMemorySaver())
     with pytest.raises(GateHalted):
         halt_app.invoke({"log": []}, cfg())
     assert halt_app.get_state(cfg()).values["log"] == []  # merge never ran
-    ok = guard(g, {"reviewer": inspector(Halt())}).compile()
+    ok = guard(g, {"reviewer": gate}).compile()
     assert ok.invoke({"log": [], "rounds": 1})["log"] == ["r", "MERGED"]
-    assert "inspector -.-> merge" in ok.get_graph().draw_mermaid()
+    # undeclared, the route is held: the run halts before merge
+    strict = guard(g, {"reviewer": inspector(Halt())}).compile()
+    with pytest.raises(GateHalted, match="passthrough=\\['goto'\\]"):
+        strict.invoke({"log": [], "rounds": 1})
 
 
 async def test_async_graph() -> None:
@@ -258,7 +266,13 @@ def test_messages_producer_with_rerender_sees_every_issue() -> None:
     def contract(claims: Any, evidence: Evidence) -> list[Finding]:
         bad = [c for c in ("ISO 27001 9.2", "ISO 27001 9.3") if c in claims]
         return [
-            Finding.failed("contract", "invented_citation", f"{c} is not approved", subject=c)
+            Finding.failed(
+                "contract",
+                "invented_citation",
+                f"{c} is not approved",
+                subject=c,
+                detail={"remove": [c]},
+            )
             for c in bad
         ] or [Finding.ok("contract")]
 
@@ -282,7 +296,7 @@ def test_messages_producer_with_rerender_sees_every_issue() -> None:
     body = released.split("\n\n", 1)[1]
     assert "9.2" not in body and "9.3" not in body
     assert len([m for m in out["messages"] if isinstance(m, AIMessage)]) == 1
-    assert out["trust_issues"] == []
+    assert not out.get("trust_issues")  # the issues went to the re-run, never into state
 
 
 def test_configuration_errors() -> None:
@@ -293,17 +307,19 @@ def test_configuration_errors() -> None:
         guard(g, {})
     with pytest.raises(ConfigurationError):
         guard(object(), {"reviewer": inspector()})
-    with pytest.raises(ConfigurationError):
-        guard(g, {"reviewer": TrustGate("publish", reads="x")})
-    with pytest.raises(ConfigurationError, match="trust_issues"):
+    with pytest.raises(ConfigurationError, match="again"):
         from trustgate.policy import Rerender
 
-        guard(g, {"reviewer": TrustGate("x", reads="review", policy=Rerender(to="reviewer"))})
+        guard(g, {"reviewer": TrustGate("x", reads="review", policy=Rerender(to="publish"))})
+    with pytest.raises(ConfigurationError, match="already guarded"):
+        guard(guard(g, {"reviewer": inspector()}), {"reviewer": inspector()})
+    with pytest.raises(ConfigurationError, match="repeat"):
+        guard(g, {"reviewer": [inspector(), inspector()]})
 
 
 def test_internals_are_checked() -> None:
     g = reviewer_graph(lying_model(LIE))
-    check_builder_internals(g)
+    check_builder(g)
     broken = reviewer_graph(lying_model(LIE))
     broken.edges = list(broken.edges)  # type: ignore[assignment]
     with pytest.raises(LangGraphCompatibilityError, match="edges"):
@@ -311,7 +327,7 @@ def test_internals_are_checked() -> None:
     broken2 = reviewer_graph(lying_model(LIE))
     broken2.branches = {}  # type: ignore[assignment]
     with pytest.raises(LangGraphCompatibilityError, match="branches"):
-        check_builder_internals(broken2)
+        check_builder(broken2)
 
 
 async def test_200_concurrent_runs_keep_their_own_reports() -> None:
@@ -353,9 +369,10 @@ def test_held_command_send_is_reissued_on_release_only() -> None:
     g.add_node("reviewer", reviewer)
     g.add_node("notify", notify)
     g.add_edge(START, "reviewer")
-    ok = guard(g, {"reviewer": inspector(Halt())}).compile()
+    gate = inspector(Halt(), passthrough=("send",))
+    ok = guard(g, {"reviewer": gate}).compile()
     assert ok.invoke({"log": [], "rounds": 1})["log"] == ["notified:a"]
-    bad = guard(g, {"reviewer": inspector(Halt())}).compile(checkpointer=InMemorySaver())
+    bad = guard(g, {"reviewer": gate}).compile(checkpointer=InMemorySaver())
     with pytest.raises(GateHalted):
         bad.invoke({"log": []}, cfg("send"))
     assert bad.get_state(cfg("send")).values["log"] == []

@@ -103,7 +103,13 @@ async def test_async_tool_gate() -> None:
 def _no_invented(claims: Any, evidence: Evidence) -> list[Finding]:
     if "9.2" in claims:
         return [
-            Finding.failed("contract", "invented_citation", "not approved", subject="ISO 27001 9.2")
+            Finding.failed(
+                "contract",
+                "invented_citation",
+                "not approved",
+                subject="ISO 27001 9.2",
+                detail={"remove": ["ISO 27001 9.2"]},
+            )
         ]
     return [Finding.ok("contract")]
 

@@ -50,15 +50,17 @@ def _policy(name: str) -> Any:
     policy=POLICIES,
     has_claims=st.booleans(),
     verdict=st.sampled_from(["APPROVE", "Approve", "LGTM", "REQUEST_CHANGES", ""]),
+    declared=st.booleans(),
 )
 def test_released_only_when_every_blocking_failure_was_handled(
-    outcomes: list[str], policy: str, has_claims: bool, verdict: str
+    outcomes: list[str], policy: str, has_claims: bool, verdict: str, declared: bool
 ) -> None:
     gate = TrustGate(
         "g",
         reads="claims",
         verifiers=[_verifier(i, o) for i, o in enumerate(outcomes)],
         policy=_policy(policy),
+        passthrough=["verdict", "text"] if declared else (),
     )
     update: dict[str, Any] = {"verdict": verdict, "text": "Body."}
     if has_claims:
@@ -68,6 +70,14 @@ def test_released_only_when_every_blocking_failure_was_handled(
     crashed = has_claims and any(o in ("raise", "none", "bad_type") for o in outcomes)
     failed = (not has_claims) or any(o == "fail" for o in outcomes)
     assert report.released == (result.update is not None)
+    if not declared:
+        # "verdict" and "text" are neither read nor declared: held, never released
+        assert not report.released and report.decision == "halted"
+        assert {f.subject for f in report.failed if f.code == "unverified_output"} >= {
+            "verdict",
+            "text",
+        }
+        return
     if crashed:
         # a verifier that errors is a failed inspection: halt, error recorded, no retry
         assert report.error is not None

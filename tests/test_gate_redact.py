@@ -11,13 +11,13 @@ from typing_extensions import TypedDict
 
 from trustgate.evidence.record import Record
 from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.policy import Redact
 from trustgate.readers import LastAIText
 from trustgate.report import TrustReports
 from trustgate.streaming import stream
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import EvidenceSources, FromState
-from trustgate.wiring import guard
 
 RECORD = Record.from_text(
     "14:02 checkout p99 latency rose to 9.2s\n"
@@ -49,8 +49,9 @@ def _app(model: Any, *, field: str | None = None) -> Any:
     gate = TrustGate(
         "postmortem",
         reads=LastAIText(),
-        policy=[Redact(), Redact(field="draft")],
+        policy=Redact(also=["draft"]),
         evidence=EvidenceSources(record=FromState("record")),
+        passthrough=["draft"],  # the same text as the message; redacted with it
     )
     g = StateGraph(PM)
     g.add_node("writer", writer)

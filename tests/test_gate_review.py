@@ -135,6 +135,7 @@ def test_resume_reuses_the_reviewed_findings(saver: BaseCheckpointSaver[Any]) ->
         verifiers=[ModelVerifier(judge)],
         policy=Review(),
         evidence=EvidenceSources(brief=Brief(judgments=["items stay open"])),
+        passthrough=["log"],
     )
     calls: list[str] = []
     app = guard(reviewer_graph(lying_model(TRUTH), calls), {"reviewer": gate}).compile(

@@ -13,13 +13,13 @@ from typing_extensions import TypedDict
 from trustgate.errors import GateHalted
 from trustgate.findings import Finding
 from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.policy import BlockToolCalls, Caveat, Halt, Rerender
 from trustgate.readers import LastAIText, ToolCallArgs
 from trustgate.report import TrustReports
 from trustgate.streaming import astream, astream_events, stream
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
-from trustgate.wiring import guard
 
 HONEST = "Checkout latency rose to 9.2 seconds at 14:02. The alert fired at 14:03."
 LIE = "Retain records per ISO 27001 9.2 for audits. Review them yearly."
@@ -34,7 +34,13 @@ class S(TypedDict, total=False):
 def no_invented(claims: Any, evidence: Evidence) -> list[Finding]:
     if "ISO 27001 9.2" in claims:
         return [
-            Finding.failed("contract", "invented_citation", "not approved", subject="ISO 27001 9.2")
+            Finding.failed(
+                "contract",
+                "invented_citation",
+                "not approved",
+                subject="ISO 27001 9.2",
+                detail={"remove": ["ISO 27001 9.2"]},
+            )
         ]
     return [Finding.ok("contract")]
 
@@ -54,6 +60,15 @@ def app_for(model: Any, policy: Any) -> Any:
     g.add_edge(START, "writer")
     g.add_edge("writer", END)
     return guard(g, {"writer": gate}).compile()
+
+
+def _no_reports(value: Any) -> Any:
+    """Everything but the reports (their claims are the record of what was refused)."""
+    if isinstance(value, dict):
+        return {k: _no_reports(v) for k, v in value.items() if k != "trust_reports"}
+    if isinstance(value, (list, tuple)):
+        return [_no_reports(v) for v in value]
+    return value
 
 
 def _tokens(parts: list[Any]) -> list[str]:
@@ -101,7 +116,8 @@ def test_fabricated_tool_argument_never_streamed() -> None:
                 {"name": "close", "args": {"quote": "return 42"}, "id": "c1"},
                 {"name": "read", "args": {"path": "a.py"}, "id": "c2"},
             ],
-        )
+        ),
+        AIMessage(content="", tool_calls=[{"name": "read", "args": {"path": "a.py"}, "id": "c3"}]),
     )
 
     def agent(state: S) -> dict[str, Any]:
@@ -120,6 +136,7 @@ def test_fabricated_tool_argument_never_streamed() -> None:
         reads=ToolCallArgs(),
         verifiers=[FunctionVerifier(grounded, name="g")],
         policy=BlockToolCalls(),
+        passthrough=["messages.text"],
     )
     g = StateGraph(S)
     g.add_node("agent", agent)
@@ -127,8 +144,10 @@ def test_fabricated_tool_argument_never_streamed() -> None:
     app = guard(g, {"agent": gate}).compile()
     parts = list(stream(app, {"messages": [HumanMessage("go")]}, stream_mode="messages"))
     assert "return 42" not in repr(parts)
-    call_ids = {c.get("id") for chunk, _ in parts for c in getattr(chunk, "tool_call_chunks", [])}
-    assert call_ids == {"c2"}  # the fabricated call c1 never reached the consumer
+    call_ids = {c.get("id") for chunk, _ in parts for c in getattr(chunk, "tool_calls", [])}
+    # the first answer's tokens were held and dropped; the consumer sees the released
+    # transcript: the blocked call without its arguments, then the model's new answer
+    assert call_ids == {"c1", "c3"}
 
 
 def test_subgraphs_true() -> None:
@@ -169,18 +188,15 @@ async def test_astream_and_events() -> None:
 
     lying = app_for(lying_model(LIE, LIE), Rerender(to="writer", then=Caveat()))
     events = [e async for e in astream_events(lying, {"messages": [HumanMessage("go")]})]
+    # what the writer's model streamed was held, then dropped (both attempts were
+    # rewritten): no model event reaches the consumer, the lie is in none of them
     model_events = [e for e in events if e["event"].startswith(("on_chat_model", "on_llm"))]
-    streamed = "".join(
-        str(e["data"]["chunk"].content)
-        for e in model_events
-        if e["event"] == "on_chat_model_stream"
-    )
-    assert streamed.startswith("> **Caveat:**")
-    assert "9.2" not in streamed.split("\n\n", 1)[1]
-    assert not [e for e in model_events if e["event"] == "on_chat_model_end"]
-    writer_events = [e for e in events if e.get("metadata", {}).get("langgraph_node") == "writer"]
-    # only the released rewrite, emitted once by the gate; nothing the writer produced
-    assert [e["name"] for e in writer_events] == ["blind"]
+    assert model_events == []
+    assert "9.2" not in repr([_no_reports(e) for e in events])
+    (end,) = [e for e in events if e["event"] == "on_chain_end" and e["name"] == "writer"]
+    released = end["data"]["output"]["messages"][-1].content
+    assert released.startswith("> **Caveat:**")
+    assert "9.2" not in released.split("\n\n", 1)[1]
 
     fresh = app_for(honest_model(HONEST), Halt())
     honest = [e async for e in astream_events(fresh, {"messages": [HumanMessage("go")]})]

@@ -23,9 +23,12 @@ def test_one_span_per_crossing_with_override_event() -> None:
         app.invoke({"log": []})
     span = otel.one("trustgate.gate inspector")
     attrs: Any = span.attributes
-    assert attrs["trustgate.decision"] == "modified"
+    assert attrs["trustgate.crossing.decision"] == "modified"
     assert attrs["openinference.span.kind"] == "GUARDRAIL"
-    assert [e.name for e in span.events] == ["trustgate.override"]
+    assert [e.name for e in span.events] == [
+        "gen_ai.evaluation.result",
+        "trustgate.override field_override",
+    ]
     assert [s.name for s in otel.named("trustgate.verify")] == ["trustgate.verify replay"]
 
 
@@ -36,7 +39,7 @@ def test_halt_has_its_span() -> None:
         with pytest.raises(GateHalted):
             app.invoke({"log": []})
     attrs: Any = otel.one("trustgate.gate inspector").attributes
-    assert attrs["trustgate.decision"] == "halted"
+    assert attrs["trustgate.crossing.decision"] == "halted"
 
 
 def test_review_resume_has_exactly_one_span() -> None:
@@ -49,7 +52,7 @@ def test_review_resume_has_exactly_one_span() -> None:
         assert otel.named("trustgate.gate") == []
         app.invoke(Command(resume={"type": "approve", "by": "alice"}), cfg("r"))
     attrs: Any = otel.one("trustgate.gate inspector").attributes
-    assert attrs["trustgate.decision"] == "review"
+    assert attrs["trustgate.crossing.decision"] == "review"
 
 
 async def test_async_crossing_span() -> None:

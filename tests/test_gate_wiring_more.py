@@ -19,6 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
+import trustgate
 from trustgate.errors import GateHalted
 from trustgate.findings import Finding
 from trustgate.gate import TrustGate
@@ -95,6 +96,7 @@ def test_evidence_from_runtime_context_one_graph_many_repositories() -> None:
         verifiers=[FunctionVerifier(replay, name="replay")],
         policy=Halt(),
         evidence=EvidenceSources(extra={"files": FromContext("files")}),
+        passthrough=["log"],
     )
     app = guard(reviewer_graph(lying_model(TRUTH, TRUTH)), {"reviewer": gate}).compile()
     ok = app.invoke({"log": []}, context=Ctx(files={"a.py": "return 1"}))
@@ -200,6 +202,7 @@ def test_halt_never_retried_nor_caught_by_graph_defaults() -> None:
         reads=FromKey("review", model=Review),
         verifiers=[FunctionVerifier(counting, name="replay")],
         policy=Halt(),
+        passthrough=["log"],
     )
     handled: list[str] = []
     g = reviewer_graph(lying_model(LIE))
@@ -242,7 +245,10 @@ def test_several_gates_on_one_node_and_guard_twice() -> None:
         ("verdict_words", "modified"),
     ]
     twice = guard(once, {"publish": TrustGate("publish_gate", reads="log", require_claims=False)})
-    assert {"inspector", "publish_gate"} <= set(twice.nodes)
+    assert trustgate.guarded_nodes(twice) == {
+        "reviewer": ("inspector", "verdict_words"),
+        "publish": ("publish_gate",),
+    }
     out2 = twice.compile().invoke({"log": []})
     assert [r.gate for r in out2["trust_reports"]] == ["inspector", "verdict_words", "publish_gate"]
 
@@ -262,6 +268,7 @@ def test_broken_verifier_in_a_graph_halts_and_releases_nothing(kind: str) -> Non
         reads=FromKey("review", model=Review),
         verifiers=[FunctionVerifier(broken, name="broken", timeout=0.2)],
         policy=Halt(),
+        passthrough=["log"],
     )
     app = guard(reviewer_graph(lying_model(TRUTH)), {"reviewer": gate}).compile(
         checkpointer=InMemorySaver()

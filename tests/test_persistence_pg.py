@@ -48,8 +48,10 @@ def _run(target: Any, *args: Any, timeout: float = 120) -> int:
 
 
 def test_two_processes_acquiring_one_locator_store_one_artifact(
-    pg_url: str, tmp_path: Path
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # workers sharing a ledger share its key, or each sees the others' rows unverified
+    monkeypatch.setenv("TRUSTGATE_LEDGER_KEY", "shared-key-for-every-worker-0123")
     root = tmp_path / "repo"
     root.mkdir()
     (root / "a.py").write_text("def f():\n    return 1\n")

@@ -21,6 +21,7 @@ BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), 
 ENDPOINTS = (
     "http://localhost:6006",
     "http://localhost:4318",
+    "http://localhost:5000",
     "https://cloud.langfuse.com/api/public/otel",
 )
 
@@ -42,7 +43,7 @@ def test_readme_has_python_blocks() -> None:
 
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
 def test_readme_block_runs(code: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    if "telemetry.configure" not in code:
+    if "otel.configure" not in code and "telemetry.configure" not in code:
         run_block(code, "readme_block")
         return
     with otlp_receiver() as (url, received), global_providers(None):

@@ -146,3 +146,65 @@ def test_spans_never_lose_or_duplicate_text(text: str) -> None:
     for ch, inside in zip(text, covered, strict=True):
         if not inside:
             assert ch.isspace() or ch in _MARKUP, (ch, text)
+
+
+def test_marker_without_space_still_ends_the_sentence() -> None:
+    text = "Latency rose at 14:02. [[1]]The pool was exhausted because of the deploy."
+    assert spans(text) == [
+        "Latency rose at 14:02. [[1]]",
+        "The pool was exhausted because of the deploy.",
+    ]
+    assert spans("It paged.[[2]][[3]]Then it stopped.") == [
+        "It paged.[[2]][[3]]",
+        "Then it stopped.",
+    ]
+
+
+def test_a_fence_commonmark_does_not_open_is_prose() -> None:
+    # An info string holding a backtick does not open a fenced block in CommonMark:
+    # every renderer shows what follows as a paragraph, so it is read as one.
+    text = "```not`a fence\nThe deploy caused the outage.\n\nNext paragraph.\n"
+    kinds = [(text[s.start : s.end], s.kind) for s in segment(text)]
+    assert all(k != "code" for _, k in kinds)
+    assert any("The deploy caused the outage." in t for t, _ in kinds)
+
+
+def test_fenced_and_indented_code_are_code_units() -> None:
+    text = (
+        "Intro line.\n\n```\nrm -rf /. Not a sentence.\n```\n\n"
+        "    indented code. Also code.\n\nAfter."
+    )
+    units = [(text[s.start : s.end], s.kind) for s in segment(text)]
+    assert units[0] == ("Intro line.", "sentence")
+    assert [k for _, k in units].count("code") == 2
+    assert units[-1] == ("After.", "sentence")
+
+
+def test_unclosed_fence_runs_to_the_end_as_commonmark_says() -> None:
+    text = "Before.\n\n```\nThe deploy caused it.\n"
+    units = [(text[s.start : s.end], s.kind) for s in segment(text)]
+    assert units[0] == ("Before.", "sentence")
+    assert units[1][1] == "code"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "." * 100_000,
+        "a." * 50_000,
+        "[[" * 50_000,
+        "[[1]]" * 20_000,
+        "```\n" * 20_000,
+        "e.g. " * 20_000,
+        "- " * 50_000,
+        "| a " * 30_000,
+    ],
+)
+def test_pathological_inputs_are_segmented_whole(text: str) -> None:
+    # Correctness on inputs built to make a backtracking segmenter crawl: every
+    # character is either inside exactly one unit or is whitespace/structure.
+    units = segment(text)
+    last = 0
+    for u in units:
+        assert u.start >= last and u.end > u.start
+        last = u.end

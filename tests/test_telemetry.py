@@ -1,8 +1,7 @@
-"""Telemetry through the integration API with real Reports and in-memory SDK exporters.
+"""The ``trustgate.otel`` span API with real Reports and in-memory SDK exporters.
 
-The gate calls ``crossing_span`` / ``verifier_span`` / ``finish_crossing``; these
-tests drive the same calls with real :class:`~trustgate.report.Report` objects,
-inside real LangGraph graphs where nesting matters.
+The gate calls ``otel.crossing`` / ``CrossingSpan.verifier`` / ``CrossingSpan.finish``;
+these tests drive the same calls, inside real LangGraph graphs where nesting matters.
 """
 
 from __future__ import annotations
@@ -11,13 +10,21 @@ import asyncio
 import contextvars
 import hashlib
 import json
+import logging
 import operator
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any
 
 import pytest
-from _otel import Otel, global_providers, hexid, make_otel, restoring_langchain_patches
+from _otel import (
+    Otel,
+    everything_exported,
+    global_providers,
+    hexid,
+    make_otel,
+    restoring_langchain_patches,
+)
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphInterrupt
 from langgraph.graph import END, START, StateGraph
@@ -26,41 +33,47 @@ from opentelemetry.sdk.trace import SpanLimits
 from opentelemetry.trace import StatusCode
 from typing_extensions import TypedDict
 
-from trustgate import telemetry
-from trustgate.errors import GateHalted
+from trustgate import otel
+from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.findings import Finding
-from trustgate.report import OverrideRecord, Report
+from trustgate.otel.semconv import CrossingAttributes as C
+from trustgate.otel.semconv import EvaluationAttributes as E
+from trustgate.otel.semconv import MetricNames as M
+from trustgate.otel.semconv import OpenInferenceAttributes as OI
+from trustgate.otel.semconv import OverrideAttributes as O
+from trustgate.otel.semconv import VerifierAttributes as V
+from trustgate.report import Approval, OverrideRecord, Report
 
 
 @pytest.fixture
-def otel() -> Otel:
+def otel_sdk() -> Otel:
     return make_otel()
 
 
-def sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 LIE = "APPROVE: everything is already correct"
-FAILED = Finding.failed("citation_replay", "content_mismatch", "line 4 does not say that")
+CLAIM_TEXT = "def handler(): return cached_value  # line 4"
+FAILED = Finding.failed(
+    "citation_replay", "content_mismatch", f"line 4 does not say {CLAIM_TEXT!r}"
+)
 PASSED = Finding.ok("citation_replay")
+SUMMARY = "modified: field_override review.verdict (citation_replay/content_mismatch)"
 
 
-def modified_report(n_overrides: int = 1) -> Report:
+def modified_report(n_overrides: int = 1, **extra: Any) -> Report:
     overrides = [
         OverrideRecord(
             kind="field_override",
             target="review.verdict",
             before="APPROVE",
             after="REQUEST_CHANGES",
-            reason="citation_replay/content_mismatch",
+            reason=f"citation_replay/content_mismatch: {CLAIM_TEXT}",
             verifier="citation_replay",
         )
     ]
     overrides += [
         OverrideRecord(
             kind="sentence_delete",
-            target=f"draft[{i}]",
+            target="draft",
             before=f"invented sentence {i}",
             after=None,
             reason="uncited_causal",
@@ -71,185 +84,319 @@ def modified_report(n_overrides: int = 1) -> Report:
     return Report(
         gate="inspector",
         node="reviewer",
-        claims=[{"file": "app.py", "line": 4}],
+        claims=[{"file": "app.py", "line": 4, "content": CLAIM_TEXT}, LIE],
         findings=[PASSED, FAILED],
         decision="modified",
         overrides=overrides,
         released=True,
+        thread_id="thread-7",
+        **extra,
     )
 
 
 def run_crossing(
-    otel: Otel,
+    o: Otel,
     report: Report,
     *,
-    input_value: Any = LIE,
-    output_value: Any = None,
     verifier_findings: list[Finding] | None = None,
     **kwargs: Any,
 ) -> None:
-    with telemetry.crossing_span(
+    with otel.crossing(
         report.gate,
         report.node,
-        input_value=input_value,
-        tracer_provider=otel.tracer_provider,
-        meter_provider=otel.meter_provider,
+        tracer_provider=o.tracer_provider,
+        meter_provider=o.meter_provider,
         **kwargs,
-    ) as span:
-        with telemetry.verifier_span(span, "citation_replay") as vs:
+    ) as c:
+        with c.verifier("citation_replay") as vs:
             vs.record(verifier_findings if verifier_findings is not None else [PASSED, FAILED])
-        telemetry.finish_crossing(span, report, output_value=output_value)
+        c.finish(report)
 
 
-# --- attributes, events, children ----------------------------------------------------------
+def attrs_of(span: Any) -> dict[str, Any]:
+    return dict(span.attributes or {})
 
 
-def test_gate_span_attributes(otel: Otel) -> None:
-    run_crossing(otel, modified_report(), output_value={"verdict": "REQUEST_CHANGES"})
-    span = otel.one("trustgate.gate")
+# --- what an engineer sees --------------------------------------------------------------
+
+
+def test_crossing_span_reads_at_a_glance(otel_sdk: Otel) -> None:
+    run_crossing(otel_sdk, modified_report())
+    span = otel_sdk.one("trustgate.gate")
     assert span.name == "trustgate.gate inspector"
-    a = dict(span.attributes or {})
-    assert a["openinference.span.kind"] == "GUARDRAIL"
-    assert a["trustgate.gate.name"] == "inspector"
-    assert a["trustgate.gate.node"] == "reviewer"
-    assert a["trustgate.decision"] == "modified"
-    assert a["trustgate.released"] is True
-    assert a["trustgate.override.count"] == 1
-    assert a["trustgate.override.kinds"] == ("field_override",)
-    assert a["trustgate.override.targets"] == ("review.verdict",)
-    assert a["trustgate.override.events_dropped"] == 0
-    assert "1 override(s): field_override×1" in str(a["trustgate.override.summary"])
-    assert a["trustgate.verifier.failed"] == ("citation_replay",)
-    assert a["trustgate.finding.failed"] == ("citation_replay/content_mismatch",)
-    assert a["input.mime_type"] == "text/plain"
-    assert a["output.mime_type"] == "text/plain"
-    assert a["trustgate.input.sha256"] == sha(LIE)
-    assert a["trustgate.input.length"] == len(LIE)
-    assert span.status.status_code == StatusCode.UNSET
-
-
-def test_content_capture_is_off_by_default(otel: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(telemetry.CAPTURE_CONTENT_ENV, raising=False)
-    run_crossing(otel, modified_report(), output_value={"verdict": "REQUEST_CHANGES"})
-    span = otel.one("trustgate.gate")
-    everything = json.dumps(
-        [dict(span.attributes or {})] + [dict(e.attributes or {}) for e in span.events],
-        default=str,
-    )
-    assert LIE not in everything
-    assert "REQUEST_CHANGES" not in json.dumps(dict(span.attributes or {}), default=str)
-    assert "APPROVE" not in json.dumps([dict(e.attributes or {}) for e in span.events])
-    a = dict(span.attributes or {})
-    assert a["input.value"] == f"[content not captured: sha256={sha(LIE)} length={len(LIE)}]"
-    event = dict(span.events[0].attributes or {})
-    assert event["trustgate.override.before.sha256"] == sha("APPROVE")
-    assert event["trustgate.override.before.length"] == len("APPROVE")
-    assert "trustgate.override.before" not in event
-
-
-def test_content_capture_by_env_and_argument(otel: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(telemetry.CAPTURE_CONTENT_ENV, "true")
-    run_crossing(otel, modified_report(), output_value={"verdict": "REQUEST_CHANGES"})
-    a = dict(otel.one("trustgate.gate").attributes or {})
-    assert a["input.value"] == LIE
-    assert json.loads(str(a["output.value"])) == {"verdict": "REQUEST_CHANGES"}
-    assert a["output.mime_type"] == "application/json"
-    event = dict(otel.one("trustgate.gate").events[0].attributes or {})
-    assert event["trustgate.override.before"] == "APPROVE"
-    assert event["trustgate.override.after"] == "REQUEST_CHANGES"
-
-    otel.exporter.clear()
-    monkeypatch.delenv(telemetry.CAPTURE_CONTENT_ENV)
-    run_crossing(otel, modified_report(), input_value="x" * 50, capture_content=True,
-                 max_content_length=10)  # fmt: skip
-    a = dict(otel.one("trustgate.gate").attributes or {})
-    assert str(a["input.value"]).startswith("x" * 10 + "…[truncated 40 chars]")
-    assert a["trustgate.input.length"] == 50
-
-
-def test_content_capture_argument_beats_env(otel: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(telemetry.CAPTURE_CONTENT_ENV, "true")
-    run_crossing(otel, modified_report(), capture_content=False)
-    assert LIE not in str(dict(otel.one("trustgate.gate").attributes or {}))
-
-
-def test_one_event_per_override(otel: Otel) -> None:
-    run_crossing(otel, modified_report(n_overrides=4))
-    span = otel.one("trustgate.gate")
-    events = [e for e in span.events if e.name == "trustgate.override"]
-    assert len(events) == 4
-    first = dict(events[0].attributes or {})
-    assert first["trustgate.override.kind"] == "field_override"
-    assert first["trustgate.override.verifier"] == "citation_replay"
-    assert first["trustgate.override.target"] == "review.verdict"
-    assert first["trustgate.override.reason"] == "citation_replay/content_mismatch"
-    assert {dict(e.attributes or {})["trustgate.override.target"] for e in events[1:]} == {
-        "draft[0]",
-        "draft[1]",
-        "draft[2]",
+    a = attrs_of(span)
+    assert a[OI.SPAN_KIND] == "GUARDRAIL"
+    assert a[C.GATE_NAME] == "inspector"
+    assert a[C.NODE_NAME] == "reviewer"
+    assert a[C.DECISION] == "modified"
+    assert a[C.RELEASED] is True
+    assert a[OI.OUTPUT_VALUE] == SUMMARY
+    assert a[C.SUMMARY] == SUMMARY
+    assert a[OI.OUTPUT_MIME_TYPE] == "text/plain"
+    assert a[OI.SESSION_ID] == "thread-7"
+    assert a[C.OVERRIDE_COUNT] == 1
+    assert a[C.OVERRIDE_KINDS] == ("field_override",)
+    assert a[C.OVERRIDE_TARGETS] == ("review.verdict",)
+    assert a[C.FAILED_VERIFIERS] == ("citation_replay",)
+    assert a[C.FAILURE_CODES] == ("citation_replay/content_mismatch",)
+    assert a[C.VERIFIERS] == ("citation_replay",)
+    assert a[C.CLAIM_COUNT] == 2
+    assert a[C.FINDING_COUNT] == 2
+    assert a[C.DROPPED_OVERRIDE_EVENTS] == 0
+    assert set(a[OI.TAG_TAGS]) >= {
+        "trustgate",
+        "gate:inspector",
+        "decision:modified",
+        "override:field_override",
+        "failed:citation_replay",
     }
-    a = dict(span.attributes or {})
-    assert a["trustgate.override.count"] == 4
-    assert a["trustgate.override.kinds"] == ("field_override", "sentence_delete")
+    meta = json.loads(a[OI.METADATA])
+    assert meta["decision"] == "modified" and meta["override_kinds"] == ["field_override"]
+    # a crossing that did not pass is red, and its status says what the gate did
+    assert span.status.status_code == StatusCode.ERROR
+    assert span.status.description == SUMMARY
+    assert a[OI.ERROR_TYPE] == "modified"
 
 
-def test_verifier_child_spans(otel: Otel) -> None:
-    report = modified_report()
-    with telemetry.crossing_span(
-        "inspector", "reviewer", input_value=LIE, tracer_provider=otel.tracer_provider
-    ) as span:
-        with telemetry.verifier_span(span, "citation_replay") as vs:
-            vs.record(
-                [PASSED, FAILED, Finding.failed("citation_replay", "x", "w", severity="warn")]
-            )
-        with telemetry.verifier_span(span, "hash_check") as vs:
+def test_passing_crossing_is_unset(otel_sdk: Otel) -> None:
+    report = Report(gate="g", node="n", findings=[PASSED], decision="pass", released=True)
+    run_crossing(otel_sdk, report, verifier_findings=[PASSED])
+    span = otel_sdk.one("trustgate.gate")
+    assert span.status.status_code == StatusCode.UNSET
+    a = attrs_of(span)
+    assert a[OI.OUTPUT_VALUE] == "pass: 1 finding(s) from citation_replay, none blocking"
+    assert OI.ERROR_TYPE not in a
+
+
+def test_override_events_are_titled_by_kind(otel_sdk: Otel) -> None:
+    run_crossing(otel_sdk, modified_report(n_overrides=3))
+    span = otel_sdk.one("trustgate.gate")
+    overrides = [e for e in span.events if e.name.startswith("trustgate.override")]
+    assert [e.name for e in overrides] == [
+        "trustgate.override field_override",
+        "trustgate.override sentence_delete",
+        "trustgate.override sentence_delete",
+    ]
+    first = dict(overrides[0].attributes or {})
+    assert first[O.KIND] == "field_override"
+    assert first[O.TARGET] == "review.verdict"
+    assert first[O.VERIFIER] == "citation_replay"
+    assert first[O.CODES] == ("citation_replay/content_mismatch",)
+    assert first[O.BEFORE_LENGTH] == len("APPROVE")
+    assert first[O.AFTER_LENGTH] == len("REQUEST_CHANGES")
+    assert attrs_of(span)[OI.OUTPUT_VALUE].startswith(
+        "modified: field_override review.verdict (citation_replay/content_mismatch); "
+        "sentence_delete draft (citation_replay/content_mismatch) ×2"
+    )
+
+
+def test_evaluation_events_per_verifier(otel_sdk: Otel) -> None:
+    with otel.crossing("g", "n", tracer_provider=otel_sdk.tracer_provider) as c:
+        with c.verifier("citation_replay") as vs:
+            vs.record([PASSED, FAILED, FAILED])
+        with c.verifier("hash_check") as vs:
             vs.record([Finding.ok("hash_check")])
-        telemetry.finish_crossing(span, report)
-    gate = otel.one("trustgate.gate")
-    replay = otel.one("trustgate.verify citation_replay")
-    hashes = otel.one("trustgate.verify hash_check")
-    for child in (replay, hashes):
-        assert child.parent is not None
-        assert child.parent.span_id == gate.context.span_id
-        assert child.context.trace_id == gate.context.trace_id
-        assert (child.attributes or {})["openinference.span.kind"] == "EVALUATOR"
-    r = dict(replay.attributes or {})
-    assert r["trustgate.verifier.outcome"] == "fail"
-    assert (r["trustgate.verifier.findings"], r["trustgate.verifier.failed"]) == (3, 1)
-    assert (r["trustgate.verifier.warnings"], r["trustgate.verifier.passed"]) == (1, 1)
-    assert (hashes.attributes or {})["trustgate.verifier.outcome"] == "pass"
+        c.finish(modified_report())
+    span = otel_sdk.one("trustgate.gate")
+    evals = [dict(e.attributes or {}) for e in span.events if e.name == "gen_ai.evaluation.result"]
+    assert evals == [
+        {
+            E.GEN_AI_NAME: "citation_replay",
+            E.GEN_AI_SCORE_LABEL: "fail",
+            E.GEN_AI_SCORE_VALUE: 0.0,
+            E.GEN_AI_EXPLANATION: "2 of 3 finding(s) failed: content_mismatch×2",
+        },
+        {
+            E.GEN_AI_NAME: "hash_check",
+            E.GEN_AI_SCORE_LABEL: "pass",
+            E.GEN_AI_SCORE_VALUE: 1.0,
+            E.GEN_AI_EXPLANATION: "1 finding(s), none failed",
+        },
+    ]
+    replay = attrs_of(otel_sdk.one("trustgate.verify citation_replay"))
+    assert replay[OI.SPAN_KIND] == "EVALUATOR"
+    assert replay[E.OI_NAME] == "citation_replay"
+    assert replay[E.OI_LABEL] == "fail"
+    assert replay[E.OI_SCORE] == 0.0
+    assert replay[OI.OUTPUT_VALUE] == "2 of 3 finding(s) failed: content_mismatch×2"
+    assert (replay[V.FINDING_COUNT], replay[V.FAILURE_COUNT]) == (3, 2)
 
 
-def test_crashed_verifier_is_an_error(otel: Otel) -> None:
+def test_restored_crossing_still_has_evaluations_from_findings(otel_sdk: Otel) -> None:
+    """After a review resume the verifiers do not run again; findings still report."""
+    with otel.crossing("g", "n", tracer_provider=otel_sdk.tracer_provider) as c:
+        c.finish(modified_report())
+    span = otel_sdk.one("trustgate.gate")
+    [ev] = [dict(e.attributes or {}) for e in span.events if e.name == "gen_ai.evaluation.result"]
+    assert ev[E.GEN_AI_NAME] == "citation_replay" and ev[E.GEN_AI_SCORE_LABEL] == "fail"
+
+
+def test_verifier_identity_is_the_same_everywhere(otel_sdk: Otel) -> None:
+    """A verifier run as "replay" whose findings say "citation_replay" is "replay"
+    in the span name, the gate's attributes, the override event and the metrics."""
+    report = modified_report()
+    with otel.crossing(
+        "g", "n", tracer_provider=otel_sdk.tracer_provider, meter_provider=otel_sdk.meter_provider
+    ) as c:
+        with c.verifier("replay") as vs:
+            vs.record(report.findings)
+        c.finish(report)
+    a = attrs_of(otel_sdk.one("trustgate.gate"))
+    assert a[C.FAILED_VERIFIERS] == ("replay",)
+    assert a[C.VERIFIERS] == ("replay",)
+    assert a[C.FAILURE_CODES] == ("replay/content_mismatch",)
+    event = next(e for e in otel_sdk.one("trustgate.gate").events if e.name.endswith("override"))
+    assert dict(event.attributes or {})[O.VERIFIER] == "replay"
+    assert otel_sdk.counter(M.FINDINGS, **{V.NAME: "replay"}) == 2
+    assert otel_sdk.counter(M.FINDINGS, **{V.NAME: "citation_replay"}) == 0
+    assert otel_sdk.one("trustgate.verify").name == "trustgate.verify replay"
+
+
+def test_attribute_names_follow_the_conventions(otel_sdk: Otel) -> None:
+    """One type per name, plural names for arrays, no name that is also a namespace."""
+    report = modified_report(n_overrides=2, approval=Approval(decision="approve", who="Dana"))
+    run_crossing(otel_sdk, report, override_spans=True)
+    seen: dict[str, type] = {}
+    for item in everything_exported(otel_sdk):
+        for key, value in item["attributes"].items():
+            t = type(value)
+            assert seen.setdefault(key, t) is t, (key, seen[key], t)
+    names = set(seen)
+    for name in names:
+        assert not any(other.startswith(name + ".") for other in names), name
+        if name.startswith("trustgate.") and seen[name] is tuple:
+            assert name.endswith("s"), f"array attribute {name} is not plural"
+
+
+# --- content ----------------------------------------------------------------------------
+
+
+def _text_of_everything(o: Otel) -> str:
+    return json.dumps(everything_exported(o), default=str)
+
+
+def test_content_is_kept_out_by_default(otel_sdk: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in (otel.CAPTURE_CONTENT_ENV, otel.CONTENT_KEY_ENV):
+        monkeypatch.delenv(var, raising=False)
+    report = modified_report(approval=Approval(decision="approve", who="Dana Whitfield"))
+    run_crossing(otel_sdk, report)
+    text = _text_of_everything(otel_sdk)
+    for secret in (LIE, CLAIM_TEXT, "APPROVE", "REQUEST_CHANGES", "Dana", "invented"):
+        assert secret not in text, secret
+    # nor an unkeyed digest of any of them
+    for value in ("APPROVE", "REQUEST_CHANGES", LIE):
+        assert hashlib.sha256(value.encode()).hexdigest()[:16] not in text
+    a = attrs_of(otel_sdk.one("trustgate.gate"))
+    assert a[OI.INPUT_VALUE] == "2 claim(s) from node reviewer (content not captured)"
+    assert C.CLAIMS_DIGEST not in a
+    assert C.APPROVAL_APPROVER not in a
+    assert a[C.APPROVAL_DECISION] == "approve"
+
+
+def test_keyed_digests_with_a_deployment_key(
+    otel_sdk: Otel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(otel.CONTENT_KEY_ENV, "k" * 32)
+    run_crossing(otel_sdk, modified_report())
+    event = dict(otel_sdk.one("trustgate.gate").events[-1].attributes or {})
+    digest = str(event[O.BEFORE_DIGEST])
+    algo, key_id, mac = digest.split(":")
+    assert algo == "hmac-sha256" and len(key_id) == 8 and len(mac) == 32
+    assert mac not in hashlib.sha256(b"APPROVE").hexdigest()
+    assert str(attrs_of(otel_sdk.one("trustgate.gate"))[C.CLAIMS_DIGEST]).startswith("hmac-sha256:")
+    # deterministic for one key, different under another
+    otel_sdk.exporter.clear()
+    run_crossing(otel_sdk, modified_report())
+    again = dict(otel_sdk.one("trustgate.gate").events[-1].attributes or {})
+    assert again[O.BEFORE_DIGEST] == digest
+    otel_sdk.exporter.clear()
+    run_crossing(otel_sdk, modified_report(), content_key=b"another key, 16+ bytes")
+    other = dict(otel_sdk.one("trustgate.gate").events[-1].attributes or {})
+    assert other[O.BEFORE_DIGEST] != digest
+
+
+def test_short_keys_are_refused(
+    otel_sdk: Otel, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    with pytest.raises(ConfigurationError, match="16 bytes"):
+        run_crossing(otel_sdk, modified_report(), content_key="short")
+    otel_sdk.exporter.clear()
+    monkeypatch.setenv(otel.CONTENT_KEY_ENV, "short")
+    with caplog.at_level(logging.WARNING, logger="trustgate.otel._content"):
+        run_crossing(otel_sdk, modified_report())
+    assert "digests stay off" in caplog.text
+    event = dict(otel_sdk.one("trustgate.gate").events[-1].attributes or {})
+    assert O.BEFORE_DIGEST not in event
+
+
+def test_content_capture_opt_in(otel_sdk: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(otel.CAPTURE_CONTENT_ENV, "true")
+    report = modified_report(approval=Approval(decision="approve", who="Dana"))
+    run_crossing(otel_sdk, report)
+    span = otel_sdk.one("trustgate.gate")
+    a = attrs_of(span)
+    assert json.loads(a[OI.INPUT_VALUE])[1] == LIE
+    assert a[OI.INPUT_MIME_TYPE] == "application/json"
+    # the decision, captured or not
+    assert a[OI.OUTPUT_VALUE] == SUMMARY + "; reviewed by a person: approve"
+    assert a[C.APPROVAL_APPROVER] == "Dana"
+    event = dict(next(e for e in span.events if e.name.endswith("field_override")).attributes or {})
+    assert event[O.BEFORE] == "APPROVE"
+    assert event[O.AFTER] == "REQUEST_CHANGES"
+    assert CLAIM_TEXT in str(event[O.REASON])
+    replay = next(e for e in span.events if e.name == "gen_ai.evaluation.result")
+    assert CLAIM_TEXT in str(dict(replay.attributes or {})[E.GEN_AI_EXPLANATION])
+
+
+def test_truncated_json_is_no_longer_json(otel_sdk: Otel) -> None:
+    run_crossing(otel_sdk, modified_report(), capture_content=True, max_content_length=20)
+    a = attrs_of(otel_sdk.one("trustgate.gate"))
+    assert "…[truncated" in a[OI.INPUT_VALUE]
+    assert a[OI.INPUT_MIME_TYPE] == "text/plain"
+
+
+def test_capture_argument_beats_env(otel_sdk: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(otel.CAPTURE_CONTENT_ENV, "true")
+    run_crossing(otel_sdk, modified_report(), capture_content=False)
+    assert LIE not in _text_of_everything(otel_sdk)
+
+
+# --- errors and halts ------------------------------------------------------------------
+
+
+def test_crashed_verifier_is_content_free(otel_sdk: Otel) -> None:
     report = Report(
         gate="inspector",
         node="reviewer",
-        findings=[Finding.failed("flaky", "verifier_error", "RuntimeError: disk on fire")],
+        findings=[Finding.failed("flaky", "verifier_error", f"RuntimeError: {CLAIM_TEXT}")],
         decision="halted",
-        overrides=[OverrideRecord(kind="halt", target="reviewer", reason="flaky/verifier_error")],
+        overrides=[OverrideRecord(kind="halt", target="reviewer", reason=CLAIM_TEXT)],
         released=False,
-        error="flaky: RuntimeError: disk on fire",
+        error=f"flaky: RuntimeError: {CLAIM_TEXT}",
     )
-    with telemetry.crossing_span(
-        "inspector", "reviewer", input_value=LIE, tracer_provider=otel.tracer_provider
-    ) as span:
-        with pytest.raises(RuntimeError), telemetry.verifier_span(span, "flaky"):
-            raise RuntimeError("disk on fire")
-        telemetry.finish_crossing(span, report)
-    flaky = otel.one("trustgate.verify flaky")
+    with otel.crossing("inspector", "reviewer", tracer_provider=otel_sdk.tracer_provider) as c:
+        with pytest.raises(RuntimeError), c.verifier("flaky"):
+            raise RuntimeError(CLAIM_TEXT)
+        c.finish(report)
+    flaky = otel_sdk.one("trustgate.verify flaky")
     assert flaky.status.status_code == StatusCode.ERROR
-    assert (flaky.attributes or {})["trustgate.verifier.outcome"] == "error"
-    assert [e.name for e in flaky.events] == ["exception"]
-    assert (flaky.events[0].attributes or {})["exception.type"] == "RuntimeError"
-    gate = otel.one("trustgate.gate")
+    assert flaky.status.description == "error: RuntimeError"
+    fa = attrs_of(flaky)
+    assert fa[V.OUTCOME] == "error" and fa[E.OI_LABEL] == "fail"
+    [exc] = [dict(e.attributes or {}) for e in flaky.events if e.name == "exception"]
+    assert exc["exception.type"] == "RuntimeError"
+    assert exc["exception.message"] == "RuntimeError (message not captured)"
+    gate = otel_sdk.one("trustgate.gate")
     assert gate.status.status_code == StatusCode.ERROR
-    assert "disk on fire" in str(gate.status.description)
-    assert "exception" in [e.name for e in gate.events]
-    assert (gate.attributes or {})["trustgate.verifier.failed"] == ("flaky",)
-    assert (gate.attributes or {})["trustgate.decision"] == "halted"
+    assert gate.status.description == "halted: halt reviewer (flaky/verifier_error)"
+    ga = attrs_of(gate)
+    assert ga[C.FAILED_VERIFIERS] == ("flaky",)
+    assert ga[OI.ERROR_TYPE] == "verifier_error"
+    assert C.ERROR_MESSAGE not in ga
+    assert CLAIM_TEXT not in _text_of_everything(otel_sdk)
 
 
-def test_policy_halt_is_not_an_error(otel: Otel) -> None:
+def test_policy_halt_names_the_decision(otel_sdk: Otel) -> None:
     report = Report(
         gate="inspector",
         node="reviewer",
@@ -258,177 +405,172 @@ def test_policy_halt_is_not_an_error(otel: Otel) -> None:
         overrides=[OverrideRecord(kind="halt", target="reviewer", reason="unresolved")],
         released=False,
     )
-    run_crossing(otel, report)
-    gate = otel.one("trustgate.gate")
-    assert gate.status.status_code == StatusCode.UNSET
-    assert [e.name for e in gate.events] == ["trustgate.override"]
-    assert (gate.events[0].attributes or {})["trustgate.override.kind"] == "halt"
-    assert (gate.attributes or {})["trustgate.released"] is False
+    run_crossing(otel_sdk, report)
+    gate = otel_sdk.one("trustgate.gate")
+    assert gate.status.description == "halted: halt reviewer (citation_replay/content_mismatch)"
+    assert "exception" not in [e.name for e in gate.events]
+    assert attrs_of(gate)[C.RELEASED] is False
 
 
-def test_gate_halted_raised_through_the_block_is_not_an_error(otel: Otel) -> None:
+def test_gate_halted_through_the_block_finishes_with_its_report(otel_sdk: Otel) -> None:
     report = Report(gate="g", node="n", decision="halted", released=False, findings=[FAILED])
     with (
         pytest.raises(GateHalted),
-        telemetry.crossing_span(
-            "g", "n", tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider
+        otel.crossing(
+            "g", "n", tracer_provider=otel_sdk.tracer_provider,
+            meter_provider=otel_sdk.meter_provider,
         ),
-    ):
+    ):  # fmt: skip
         raise GateHalted(report)
-    gate = otel.one("trustgate.gate")
-    assert gate.status.status_code == StatusCode.UNSET
-    assert otel.counter("trustgate.crossings", **{"trustgate.decision": "halted"}) == 1
+    gate = otel_sdk.one("trustgate.gate")
+    assert attrs_of(gate)[C.DECISION] == "halted"
+    assert "exception" not in [e.name for e in gate.events]
+    assert otel_sdk.counter(M.CROSSINGS, **{C.DECISION: "halted"}) == 1
 
 
-def test_gate_crash_ends_span_with_error(otel: Otel) -> None:
+def test_gate_crash_is_an_error_without_content(otel_sdk: Otel) -> None:
     with (
         pytest.raises(KeyError),
-        telemetry.crossing_span(
-            "g", "n", tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider
-        ) as span,
-    ):
-        with telemetry.verifier_span(span, "ok") as vs:
+        otel.crossing(
+            "g", "n", tracer_provider=otel_sdk.tracer_provider,
+            meter_provider=otel_sdk.meter_provider,
+        ) as c,
+    ):  # fmt: skip
+        with c.verifier("ok") as vs:
             vs.record([])
-        raise KeyError("gate bug")
-    gate = otel.one("trustgate.gate")
+        raise KeyError(CLAIM_TEXT)
+    gate = otel_sdk.one("trustgate.gate")
     assert gate.status.status_code == StatusCode.ERROR
-    assert (gate.events[0].attributes or {})["exception.type"] == "KeyError"
-    assert (gate.attributes or {})["trustgate.decision"] == "error"
-    assert otel.one("trustgate.verify ok").parent.span_id == gate.context.span_id  # type: ignore[union-attr]
-    assert otel.counter("trustgate.crossings", **{"trustgate.decision": "error"}) == 1
+    assert gate.status.description == "error: KeyError"
+    [exc] = [dict(e.attributes or {}) for e in gate.events if e.name == "exception"]
+    assert exc["exception.type"] == "KeyError"
+    assert CLAIM_TEXT not in json.dumps(exc)
+    assert attrs_of(gate)[C.DECISION] == "error"
+    assert otel_sdk.one("trustgate.verify ok").parent.span_id == gate.context.span_id  # type: ignore[union-attr]
+    assert otel_sdk.counter(M.CROSSINGS, **{C.DECISION: "error"}) == 1
 
 
-def test_event_limit_overflow_is_summarised() -> None:
-    otel = make_otel(SpanLimits(max_events=5))
-    run_crossing(otel, modified_report(n_overrides=8))
-    span = otel.one("trustgate.gate")
-    assert len([e for e in span.events if e.name == "trustgate.override"]) == 5
-    a = dict(span.attributes or {})
-    assert a["trustgate.override.count"] == 8
-    assert a["trustgate.override.events_dropped"] == 3
-    assert "5 event(s) emitted, 3 dropped" in str(a["trustgate.override.summary"])
+def test_event_limit_overflow_is_counted() -> None:
+    o = make_otel(SpanLimits(max_events=5))
+    run_crossing(o, modified_report(n_overrides=8))
+    span = o.one("trustgate.gate")
+    overrides = [e for e in span.events if e.name.startswith("trustgate.override")]
+    assert len(overrides) == 4  # one event is the verifier's evaluation result
+    a = attrs_of(span)
+    assert a[C.OVERRIDE_COUNT] == 8
+    assert a[C.DROPPED_OVERRIDE_EVENTS] == 4
 
 
-def test_default_event_limit_is_128(otel: Otel) -> None:
-    run_crossing(otel, modified_report(n_overrides=130))
-    span = otel.one("trustgate.gate")
-    assert len(span.events) == 128
-    assert (span.attributes or {})["trustgate.override.events_dropped"] == 2
-
-
-def test_override_spans_opt_in(otel: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
-    run_crossing(otel, modified_report(n_overrides=3))
-    assert otel.named("trustgate.override") == []
-    otel.exporter.clear()
-    monkeypatch.setenv(telemetry.OVERRIDE_SPANS_ENV, "true")
-    run_crossing(otel, modified_report(n_overrides=3))
-    gate = otel.one("trustgate.gate")
-    children = otel.named("trustgate.override")
+def test_override_spans_opt_in(otel_sdk: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_crossing(otel_sdk, modified_report(n_overrides=3))
+    assert otel_sdk.named("trustgate.override") == []
+    otel_sdk.exporter.clear()
+    monkeypatch.setenv(otel.OVERRIDE_SPANS_ENV, "true")
+    run_crossing(otel_sdk, modified_report(n_overrides=3))
+    gate = otel_sdk.one("trustgate.gate")
+    children = otel_sdk.named("trustgate.override")
     assert [c.name for c in children] == [
         "trustgate.override field_override",
         "trustgate.override sentence_delete",
         "trustgate.override sentence_delete",
     ]
-    for c in children:
-        assert c.parent is not None and c.parent.span_id == gate.context.span_id
-        assert c.start_time == c.end_time
-    assert (children[0].attributes or {})["trustgate.override.target"] == "review.verdict"
-    assert len(gate.events) == 3  # the events are still there
+    for child in children:
+        assert child.parent is not None and child.parent.span_id == gate.context.span_id
+        assert attrs_of(child)[OI.SPAN_KIND] == "GUARDRAIL"
+        assert child.kind == otel_trace.SpanKind.INTERNAL
+    assert attrs_of(children[0])[O.TARGET] == "review.verdict"
 
 
-# --- metrics ------------------------------------------------------------------------------------
+def test_policy_spans(otel_sdk: Otel) -> None:
+    with otel.crossing("g", "n", tracer_provider=otel_sdk.tracer_provider) as c:
+        with c.policy("Redact"):
+            pass
+        c.finish(modified_report())
+    policy = otel_sdk.one("trustgate.policy Redact")
+    assert attrs_of(policy)[OI.SPAN_KIND] == "GUARDRAIL"
+    assert policy.parent is not None
+    assert policy.parent.span_id == otel_sdk.one("trustgate.gate").context.span_id
 
 
-def test_metrics(otel: Otel) -> None:
-    run_crossing(otel, modified_report(n_overrides=3))
-    run_crossing(otel, modified_report(n_overrides=1))
+# --- metrics ------------------------------------------------------------------------------
+
+
+def test_metrics(otel_sdk: Otel) -> None:
+    run_crossing(otel_sdk, modified_report(n_overrides=3))
+    run_crossing(otel_sdk, modified_report(n_overrides=1))
     passing = Report(gate="inspector", node="reviewer", findings=[PASSED], decision="pass",
                      released=True)  # fmt: skip
-    run_crossing(otel, passing, verifier_findings=[PASSED])
-    assert otel.counter("trustgate.crossings") == 3
-    assert otel.counter("trustgate.crossings", **{"trustgate.decision": "modified"}) == 2
-    assert otel.counter("trustgate.crossings", **{"trustgate.decision": "pass"}) == 1
-    assert otel.counter("trustgate.crossings", **{"trustgate.gate.node": "reviewer"}) == 3
+    run_crossing(otel_sdk, passing, verifier_findings=[PASSED])
+    assert otel_sdk.counter(M.CROSSINGS) == 3
+    assert otel_sdk.counter(M.CROSSINGS, **{C.DECISION: "modified"}) == 2
+    assert otel_sdk.counter(M.CROSSINGS, **{C.NODE_NAME: "reviewer"}) == 3
     assert (
-        otel.counter(
-            "trustgate.findings",
-            **{
-                "trustgate.verifier.name": "citation_replay",
-                "trustgate.finding.code": "content_mismatch",
-                "trustgate.finding.status": "fail",
-            },
+        otel_sdk.counter(
+            M.FINDINGS, **{V.NAME: "citation_replay", V.FINDING_CODE: "content_mismatch"}
         )
         == 2
     )
-    assert otel.counter("trustgate.findings", **{"trustgate.finding.code": "ok"}) == 3
-    assert otel.counter("trustgate.overrides", **{"trustgate.override.kind": "field_override"}) == 2
-    assert (
-        otel.counter("trustgate.overrides", **{"trustgate.override.kind": "sentence_delete"}) == 2
-    )
-    hist = otel.metric_points("trustgate.gate.duration")
+    assert otel_sdk.counter(M.OVERRIDES, **{O.KIND: "sentence_delete"}) == 2
+    hist = otel_sdk.metric_points(M.CROSSING_DURATION)
     assert sum(p.count for p in hist) == 3
-    assert all(p.min >= 0 for p in hist)
+    for p in hist:
+        assert tuple(p.explicit_bounds) == otel.DURATION_BUCKETS  # seconds, not ms
+        assert p.max < 5  # a crossing is recorded in seconds
+        assert sum(p.bucket_counts[:6]) == p.count  # all well under 25 ms
 
 
-# --- providers ---------------------------------------------------------------------------------
+# --- providers ---------------------------------------------------------------------------
 
 
 def test_no_sdk_is_the_api_noop() -> None:
     with global_providers(None):
-        with telemetry.crossing_span("g", "n", input_value=LIE) as span:
-            assert not span.recording
-            with telemetry.verifier_span(span, "v") as vs:
+        with otel.crossing("g", "n") as c:
+            assert not c.recording
+            with c.verifier("v") as vs:
                 vs.record([FAILED])
-            telemetry.finish_crossing(span, modified_report())
+            with c.policy("p"):
+                pass
+            c.finish(modified_report())
         assert not otel_trace.get_current_span().get_span_context().is_valid
 
 
 def test_global_provider_set_after_import_is_used() -> None:
-    with global_providers(None), telemetry.crossing_span("g", "n") as span:
-        telemetry.finish_crossing(span, modified_report())
+    with global_providers(None), otel.crossing("g", "n") as c:
+        c.finish(modified_report())
     later = make_otel()
     with global_providers(later):
-        with telemetry.crossing_span("g", "n") as span:
-            telemetry.finish_crossing(span, modified_report())
+        with otel.crossing("g", "n") as c:
+            c.finish(modified_report())
         assert len(later.named("trustgate.gate")) == 1
-        assert later.counter("trustgate.crossings") == 1
-    other = make_otel()
-    with global_providers(other):
-        with telemetry.crossing_span("g", "n") as span:
-            telemetry.finish_crossing(span, modified_report())
-        assert len(other.named("trustgate.gate")) == 1
-        assert len(later.named("trustgate.gate")) == 1
+        assert later.counter(M.CROSSINGS) == 1
 
 
-def test_explicit_providers_win_over_global(otel: Otel) -> None:
+def test_explicit_providers_win_over_global(otel_sdk: Otel) -> None:
     glob = make_otel()
     with global_providers(glob):
-        run_crossing(otel, modified_report())
+        run_crossing(otel_sdk, modified_report())
     assert glob.spans() == []
-    assert len(otel.named("trustgate.gate")) == 1
+    assert len(otel_sdk.named("trustgate.gate")) == 1
 
 
-# --- nesting -----------------------------------------------------------------------------------
+# --- nesting and time -------------------------------------------------------------------------
 
 
-def test_nested_under_plain_outer_span(otel: Otel) -> None:
-    tracer = otel.tracer_provider.get_tracer("app")
+def test_nested_under_plain_outer_span(otel_sdk: Otel) -> None:
+    tracer = otel_sdk.tracer_provider.get_tracer("app")
     with tracer.start_as_current_span("request") as outer:
-        run_crossing(otel, modified_report())
-    gate = otel.one("trustgate.gate")
+        run_crossing(otel_sdk, modified_report())
+    gate = otel_sdk.one("trustgate.gate")
     assert gate.parent is not None
     assert gate.parent.span_id == outer.get_span_context().span_id
 
 
-def test_thread_pool_children_nest_under_the_gate(otel: Otel) -> None:
-    """The gate runs verifiers in threads under ``contextvars.copy_context()``."""
-    with telemetry.crossing_span(
-        "inspector", "reviewer", tracer_provider=otel.tracer_provider
-    ) as span:
+def test_thread_pool_children_nest_under_the_verifier(otel_sdk: Otel) -> None:
+    with otel.crossing("inspector", "reviewer", tracer_provider=otel_sdk.tracer_provider) as c:
 
         def verify() -> None:
-            with telemetry.verifier_span(span, "threaded") as vs:
-                tracer = otel.tracer_provider.get_tracer("user-verifier")
+            with c.verifier("threaded") as vs:
+                tracer = otel_sdk.tracer_provider.get_tracer("user-verifier")
                 with tracer.start_as_current_span("read file"):
                     pass
                 vs.record([PASSED])
@@ -436,39 +578,48 @@ def test_thread_pool_children_nest_under_the_gate(otel: Otel) -> None:
         ctx = contextvars.copy_context()
         with ThreadPoolExecutor(1) as pool:
             pool.submit(ctx.run, verify).result()
-        telemetry.finish_crossing(span, modified_report())
-    gate = otel.one("trustgate.gate")
-    threaded = otel.one("trustgate.verify threaded")
-    inner = otel.one("read file")
+        c.finish(modified_report())
+    gate = otel_sdk.one("trustgate.gate")
+    threaded = otel_sdk.one("trustgate.verify threaded")
+    inner = otel_sdk.one("read file")
     assert threaded.parent is not None and threaded.parent.span_id == gate.context.span_id
     assert inner.parent is not None and inner.parent.span_id == threaded.context.span_id
 
 
-async def test_async_concurrent_crossings_keep_their_own_parents(otel: Otel) -> None:
-    tracer = otel.tracer_provider.get_tracer("app")
+def test_verifier_span_nests_even_in_a_thread_without_the_context(otel_sdk: Otel) -> None:
+    with otel.crossing("g", "n", tracer_provider=otel_sdk.tracer_provider) as c:
+
+        def verify() -> None:
+            with c.verifier("bare-thread") as vs:
+                vs.record([PASSED])
+
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(verify).result()
+        c.finish(modified_report())
+    gate = otel_sdk.one("trustgate.gate")
+    v = otel_sdk.one("trustgate.verify bare-thread")
+    assert v.parent is not None and v.parent.span_id == gate.context.span_id
+
+
+async def test_async_concurrent_crossings_keep_their_own_parents(otel_sdk: Otel) -> None:
+    tracer = otel_sdk.tracer_provider.get_tracer("app")
 
     async def one(i: int) -> int:
         with tracer.start_as_current_span(f"run {i}") as outer:
-            with telemetry.crossing_span(
-                f"gate{i}", "n", tracer_provider=otel.tracer_provider
-            ) as span:
+            with otel.crossing(f"gate{i}", "n", tracer_provider=otel_sdk.tracer_provider) as c:
                 await asyncio.sleep(0)
-                with telemetry.verifier_span(span, "v") as vs:
+                with c.verifier("v") as vs:
                     await asyncio.sleep(0)
                     vs.record([PASSED])
-                telemetry.finish_crossing(
-                    span, Report(gate=f"gate{i}", node="n", decision="pass", released=True)
-                )
+                c.finish(Report(gate=f"gate{i}", node="n", decision="pass", released=True))
             return outer.get_span_context().span_id
 
     outers = await asyncio.gather(*(one(i) for i in range(20)))
     for i, outer_id in enumerate(outers):
-        gate = next(s for s in otel.spans() if s.name == f"trustgate.gate gate{i}")
+        gate = next(s for s in otel_sdk.spans() if s.name == f"trustgate.gate gate{i}")
         assert gate.parent is not None and gate.parent.span_id == outer_id
-    verifies = otel.named("trustgate.verify")
-    gate_ids = {s.context.span_id for s in otel.named("trustgate.gate")}
-    assert len(verifies) == 20
-    assert {v.parent.span_id for v in verifies if v.parent} == gate_ids
+    gate_ids = {s.context.span_id for s in otel_sdk.named("trustgate.gate")}
+    assert {v.parent.span_id for v in otel_sdk.named("trustgate.verify") if v.parent} == gate_ids
 
 
 class GraphState(TypedDict, total=False):
@@ -476,23 +627,23 @@ class GraphState(TypedDict, total=False):
     log: Annotated[list[str], operator.add]
 
 
-def _graph(otel: Otel) -> Any:
-    """A real LangGraph graph whose ``reviewer`` node runs one crossing itself."""
+def _graph(o: Otel, pass_config: bool = True) -> Any:
+    """A LangGraph graph whose ``reviewer`` node runs one crossing itself: the gate
+    placement the in-node wrapper gives."""
 
     def write(state: GraphState) -> GraphState:
         return {"text": LIE}
 
     def reviewer(state: GraphState, config: RunnableConfig) -> GraphState:
-        with telemetry.crossing_span(
+        with otel.crossing(
             "inspector",
-            "writer",
-            input_value=state["text"],
-            config=config,
-            tracer_provider=otel.tracer_provider,
-        ) as span:
-            with telemetry.verifier_span(span, "citation_replay") as vs:
+            "reviewer",
+            config=config if pass_config else None,
+            tracer_provider=o.tracer_provider,
+        ) as c:
+            with c.verifier("citation_replay") as vs:
                 vs.record([FAILED])
-            telemetry.finish_crossing(span, modified_report())
+            c.finish(modified_report())
         return {"log": ["reviewed"]}
 
     b = StateGraph(GraphState)
@@ -504,78 +655,69 @@ def _graph(otel: Otel) -> Any:
     return b.compile()
 
 
-def _assert_nested_under_node(otel: Otel, node: str = "reviewer") -> None:
-    gate = otel.one("trustgate.gate")
-    nodes = [s for s in otel.spans() if s.name == node]
-    assert len(nodes) == 1, [s.name for s in otel.spans()]
+def _assert_inside_node(o: Otel, node: str = "reviewer") -> None:
+    """Parent = the node's run; trace and time window inside it."""
+    gate = o.one("trustgate.gate")
+    nodes = [s for s in o.spans() if s.name == node]
+    assert len(nodes) == 1, [s.name for s in o.spans()]
+    (parent,) = nodes
     assert gate.parent is not None, "gate span is a root"
-    assert hexid(gate.parent.span_id) == hexid(nodes[0].context.span_id)
-    assert gate.context.trace_id == nodes[0].context.trace_id
-    verify = otel.one("trustgate.verify")
+    assert hexid(gate.parent.span_id) == hexid(parent.context.span_id)
+    assert gate.context.trace_id == parent.context.trace_id
+    assert parent.start_time is not None and parent.end_time is not None
+    assert gate.start_time is not None and gate.end_time is not None
+    assert parent.start_time <= gate.start_time <= gate.end_time <= parent.end_time
+    verify = o.one("trustgate.verify")
     assert verify.parent is not None and verify.parent.span_id == gate.context.span_id
 
 
 @pytest.fixture
-def openinference(otel: Otel) -> Iterator[Otel]:
+def openinference(otel_sdk: Otel) -> Iterator[Otel]:
     from openinference.instrumentation.langchain import LangChainInstrumentor
 
     inst = LangChainInstrumentor()
     with restoring_langchain_patches():
-        inst.instrument(tracer_provider=otel.tracer_provider)
+        inst.instrument(tracer_provider=otel_sdk.tracer_provider)
         try:
-            yield otel
+            yield otel_sdk
         finally:
             inst.uninstrument()
 
 
 @pytest.fixture
-def openllmetry(otel: Otel, monkeypatch: pytest.MonkeyPatch) -> Iterator[Otel]:
+def openllmetry(otel_sdk: Otel, monkeypatch: pytest.MonkeyPatch) -> Iterator[Otel]:
     from opentelemetry.instrumentation.langchain import LangchainInstrumentor
 
     monkeypatch.setenv("TRACELOOP_TRACE_CONTENT", "false")
     inst = LangchainInstrumentor()
     with restoring_langchain_patches():
-        inst.instrument(tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider)
+        inst.instrument(
+            tracer_provider=otel_sdk.tracer_provider, meter_provider=otel_sdk.meter_provider
+        )
         try:
-            yield otel
+            yield otel_sdk
         finally:
             inst.uninstrument()
 
 
-def test_nested_under_openinference_node_span(openinference: Otel) -> None:
+def test_inside_the_openinference_node_span(openinference: Otel) -> None:
     _graph(openinference).invoke({"text": ""})
-    _assert_nested_under_node(openinference)
-    # OpenInference does not make its spans current; the run id found the node span
-    assert (openinference.one("trustgate.gate").attributes or {})["trustgate.gate.node"] == (
-        "writer"
-    )
+    _assert_inside_node(openinference)
 
 
-async def test_nested_under_openinference_node_span_async(openinference: Otel) -> None:
+async def test_inside_the_openinference_node_span_async(openinference: Otel) -> None:
     await _graph(openinference).ainvoke({"text": ""})
-    _assert_nested_under_node(openinference)
+    _assert_inside_node(openinference)
 
 
-def test_nested_under_openinference_without_passing_config(openinference: Otel) -> None:
-    def reviewer(state: GraphState) -> GraphState:
-        with telemetry.crossing_span(
-            "inspector", "writer", tracer_provider=openinference.tracer_provider
-        ) as span:
-            telemetry.finish_crossing(span, modified_report())
-        return {"log": ["ok"]}
-
-    b = StateGraph(GraphState)
-    b.add_node("reviewer", reviewer)
-    b.add_edge(START, "reviewer")
-    b.compile().invoke({"text": ""})
-    gate = openinference.one("trustgate.gate")
-    node = next(s for s in openinference.spans() if s.name == "reviewer")
-    assert gate.parent is not None and gate.parent.span_id == node.context.span_id
+def test_inside_the_openinference_node_span_without_passing_config(openinference: Otel) -> None:
+    _graph(openinference, pass_config=False).invoke({"text": ""})
+    _assert_inside_node(openinference)
 
 
-def test_nested_under_openllmetry_node_span(openllmetry: Otel) -> None:
-    # One test for sync and async: OpenLLMetry's uninstrument() does not undo all of
-    # its patches, so instrumenting twice in one process loses the node spans.
+def test_inside_the_openllmetry_node_span(openllmetry: Otel) -> None:
+    # sync and async in one test: OpenLLMetry's uninstrument() does not undo all of its
+    # patches, so instrumenting twice in one process loses the node spans
     for run in ("sync", "async"):
         openllmetry.exporter.clear()
         graph = _graph(openllmetry)
@@ -583,59 +725,67 @@ def test_nested_under_openllmetry_node_span(openllmetry: Otel) -> None:
             graph.invoke({"text": ""})
         else:
             asyncio.run(graph.ainvoke({"text": ""}))
-        gate = openllmetry.one("trustgate.gate")
-        node = [s for s in openllmetry.spans() if s.name == "execute_task reviewer"]
-        assert len(node) == 1, [s.name for s in openllmetry.spans()]
-        assert gate.parent is not None, run
-        assert gate.parent.span_id == node[0].context.span_id, run
-        verify = openllmetry.one("trustgate.verify")
-        assert verify.parent is not None and verify.parent.span_id == gate.context.span_id
+        _assert_inside_node(openllmetry, "execute_task reviewer")
+
+
+def test_session_id_from_the_thread(otel_sdk: Otel) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    def reviewer(state: GraphState, config: RunnableConfig) -> GraphState:
+        with otel.crossing("g", "reviewer", tracer_provider=otel_sdk.tracer_provider) as c:
+            c.finish(Report(gate="g", node="reviewer", decision="pass", released=True))
+        return {"log": ["ok"]}
+
+    b = StateGraph(GraphState)
+    b.add_node("reviewer", reviewer)
+    b.add_edge(START, "reviewer")
+    b.compile(checkpointer=InMemorySaver()).invoke({}, {"configurable": {"thread_id": "t-42"}})
+    assert attrs_of(otel_sdk.one("trustgate.gate"))[OI.SESSION_ID] == "t-42"
 
 
 # --- interrupts -------------------------------------------------------------------------------
 
 
-def test_interrupt_exports_nothing_and_resume_gives_one_span(otel: Otel) -> None:
+def test_interrupt_exports_nothing_and_resume_gives_one_span(otel_sdk: Otel) -> None:
     with (
         pytest.raises(GraphInterrupt),
-        telemetry.crossing_span(
-            "inspector",
-            "reviewer",
-            tracer_provider=otel.tracer_provider,
-            meter_provider=otel.meter_provider,
-        ) as span,
-    ):
-        with telemetry.verifier_span(span, "citation_replay") as vs:
+        otel.crossing(
+            "inspector", "reviewer", tracer_provider=otel_sdk.tracer_provider,
+            meter_provider=otel_sdk.meter_provider,
+        ) as c,
+    ):  # fmt: skip
+        with c.verifier("citation_replay") as vs:
             vs.record([FAILED])
         raise GraphInterrupt(())
-    assert otel.spans() == []
-    assert otel.counter("trustgate.crossings") == 0
-    run_crossing(otel, modified_report())  # the resumed crossing
-    assert len(otel.named("trustgate.gate")) == 1
-    assert len(otel.named("trustgate.verify")) == 1
-    assert otel.counter("trustgate.crossings") == 1
+    assert otel_sdk.spans() == []
+    assert otel_sdk.counter(M.CROSSINGS) == 0
+    run_crossing(otel_sdk, modified_report())  # the resumed crossing
+    assert len(otel_sdk.named("trustgate.gate")) == 1
+    assert otel_sdk.counter(M.CROSSINGS) == 1
 
 
-def test_review_interrupt_in_a_graph_has_one_span_after_resume(otel: Otel) -> None:
+def test_review_resume_lands_in_the_resumed_invocation(openinference: Otel) -> None:
+    """The node re-runs on resume: its crossing span is in the resumed run's trace."""
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.types import Command, interrupt
 
+    o = openinference
+
     def reviewer(state: GraphState, config: RunnableConfig) -> GraphState:
-        with telemetry.crossing_span(
-            "inspector", "writer", config=config, tracer_provider=otel.tracer_provider
-        ) as span:
-            with telemetry.verifier_span(span, "citation_replay") as vs:
+        with otel.crossing("inspector", "reviewer", tracer_provider=o.tracer_provider) as c:
+            with c.verifier("citation_replay") as vs:
                 vs.record([FAILED])
             answer = interrupt({"trustgate": "review"})
-            report = Report(
-                gate="inspector",
-                node="writer",
-                findings=[FAILED],
-                decision="review",
-                overrides=[OverrideRecord(kind="review", target="writer", reason=str(answer))],
-                released=True,
+            c.finish(
+                Report(
+                    gate="inspector",
+                    node="reviewer",
+                    findings=[FAILED],
+                    decision="review",
+                    overrides=[OverrideRecord(kind="review", target="x", reason=str(answer))],
+                    released=True,
+                )
             )
-            telemetry.finish_crossing(span, report)
         return {"log": ["reviewed"]}
 
     b = StateGraph(GraphState)
@@ -644,112 +794,108 @@ def test_review_interrupt_in_a_graph_has_one_span_after_resume(otel: Otel) -> No
     graph = b.compile(checkpointer=InMemorySaver())
     cfg: RunnableConfig = {"configurable": {"thread_id": "t1"}}
     graph.invoke({"text": LIE}, cfg)
-    assert otel.named("trustgate") == []
-    graph.invoke(Command(resume="approved by alice"), cfg)
-    gate = otel.one("trustgate.gate")
-    assert (gate.attributes or {})["trustgate.decision"] == "review"
-    assert len(otel.named("trustgate.verify")) == 1
+    assert o.named("trustgate") == []
+    first_traces = {s.context.trace_id for s in o.spans()}
+    o.exporter.clear()
+    graph.invoke(Command(resume="approved"), cfg)
+    gate = o.one("trustgate.gate")
+    assert gate.context.trace_id not in first_traces
+    _assert_inside_node(o)
+    assert attrs_of(gate)[C.DECISION] == "review"
 
 
-def test_finish_twice_is_harmless(otel: Otel) -> None:
-    with telemetry.crossing_span("g", "n", tracer_provider=otel.tracer_provider) as span:
-        telemetry.finish_crossing(span, modified_report())
-        telemetry.finish_crossing(span, modified_report())
-    assert len(otel.named("trustgate.gate")) == 1
+def test_finish_twice_is_harmless(otel_sdk: Otel) -> None:
+    with otel.crossing("g", "n", tracer_provider=otel_sdk.tracer_provider) as c:
+        c.finish(modified_report())
+        c.finish(modified_report())
+    assert len(otel_sdk.named("trustgate.gate")) == 1
 
 
-def test_block_without_finish_still_ends_the_span(otel: Otel) -> None:
-    with telemetry.crossing_span("g", "n", tracer_provider=otel.tracer_provider):
+def test_block_without_finish_still_ends_the_span(otel_sdk: Otel) -> None:
+    with otel.crossing("g", "n", tracer_provider=otel_sdk.tracer_provider):
         pass
-    assert len(otel.named("trustgate.gate")) == 1
+    assert len(otel_sdk.named("trustgate.gate")) == 1
 
 
-# --- explicit parents: span_link survives a checkpoint ----------------------------------------
+# --- links, explicit parents -----------------------------------------------------------------
 
 
-class LinkState(TypedDict, total=False):
-    link: dict[str, Any] | None
-    log: Annotated[list[str], operator.add]
-
-
-def test_span_link_nests_the_gate_under_the_guarded_node(openinference: Otel) -> None:
-    """guard() runs the gate after the guarded node ended: the link carries its span."""
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    otel = openinference
-
-    def writer(state: LinkState, config: RunnableConfig) -> LinkState:
-        return {"link": telemetry.span_link(config)}
-
-    def gate_node(state: LinkState, config: RunnableConfig) -> LinkState:
-        with telemetry.crossing_span(
-            "inspector",
-            "writer",
-            config=config,
-            parent=state["link"],
-            tracer_provider=otel.tracer_provider,
-        ) as span:
-            with telemetry.verifier_span(span, "citation_replay") as vs:
-                vs.record([FAILED])
-            telemetry.finish_crossing(span, modified_report())
-        return {"log": ["gated"]}
-
-    b = StateGraph(LinkState)
-    b.add_node("writer", writer)
-    b.add_node("inspector", gate_node)
-    b.add_edge(START, "writer")
-    b.add_edge("writer", "inspector")
-    b.add_edge("inspector", END)
-    graph = b.compile(checkpointer=InMemorySaver())
-    out = graph.invoke({}, {"configurable": {"thread_id": "t"}})
-    assert isinstance(out["link"], dict)  # plain JSON: checkpointed with the state
-    gate = otel.one("trustgate.gate")
-    writer_span = next(s for s in otel.spans() if s.name == "writer")
-    assert gate.parent is not None
-    assert gate.parent.span_id == writer_span.context.span_id
-    assert gate.context.trace_id == writer_span.context.trace_id
-    assert out["link"]["span_id"] == hexid(writer_span.context.span_id)
-    verify = otel.one("trustgate.verify")
-    assert verify.parent is not None and verify.parent.span_id == gate.context.span_id
-
-
-def test_span_link_of_a_plain_current_span(otel: Otel) -> None:
-    tracer = otel.tracer_provider.get_tracer("app")
-    assert telemetry.span_link() is None  # nothing traced
-    with tracer.start_as_current_span("node") as node:
-        link = telemetry.span_link()
+def test_link_to_another_span(otel_sdk: Otel) -> None:
+    tracer = otel_sdk.tracer_provider.get_tracer("app")
+    assert otel.span_link() is None  # nothing traced
+    with tracer.start_as_current_span("guarded node") as node:
+        link = otel.span_link()
     assert link is not None
-    run_crossing(otel, modified_report(), parent=link)
-    gate = otel.one("trustgate.gate")
-    assert gate.parent is not None
-    assert gate.parent.span_id == node.get_span_context().span_id
+    with tracer.start_as_current_span("gate task") as task:
+        run_crossing(otel_sdk, modified_report(), link=link)
+    gate = otel_sdk.one("trustgate.gate")
+    assert gate.parent is not None and gate.parent.span_id == task.get_span_context().span_id
+    [lnk] = gate.links
+    assert lnk.context.span_id == node.get_span_context().span_id
 
 
-def test_parent_forms(otel: Otel) -> None:
-    tracer = otel.tracer_provider.get_tracer("app")
+def test_parent_forms(otel_sdk: Otel) -> None:
+    tracer = otel_sdk.tracer_provider.get_tracer("app")
     with tracer.start_as_current_span("a") as a:
         pass
     for parent in (a, a.get_span_context(), otel_trace.set_span_in_context(a)):
-        otel.exporter.clear()
-        run_crossing(otel, modified_report(), parent=parent)
-        gate = otel.one("trustgate.gate")
+        otel_sdk.exporter.clear()
+        run_crossing(otel_sdk, modified_report(), parent=parent)
+        gate = otel_sdk.one("trustgate.gate")
         assert gate.parent is not None and gate.parent.span_id == a.get_span_context().span_id
-    # an unusable link falls back to the current context instead of failing the crossing
-    otel.exporter.clear()
+    otel_sdk.exporter.clear()
     with tracer.start_as_current_span("outer") as outer:
-        run_crossing(otel, modified_report(), parent={"trace_id": "zz", "span_id": 1})
-    gate = otel.one("trustgate.gate")
+        run_crossing(otel_sdk, modified_report(), parent={"trace_id": "zz", "span_id": 1})
+    gate = otel_sdk.one("trustgate.gate")
     assert gate.parent is not None
     assert gate.parent.span_id == outer.get_span_context().span_id
 
 
-def test_public_names() -> None:
-    import trustgate
+# --- pipeline runs ------------------------------------------------------------------------------
 
-    assert trustgate.telemetry is telemetry
-    assert trustgate.configure_telemetry is telemetry.configure
-    assert trustgate.Telemetry is telemetry.Telemetry
-    assert {"telemetry", "configure_telemetry", "Telemetry"} <= set(trustgate.__all__)
+
+def test_pipeline_run_is_the_root_of_its_crossings(otel_sdk: Otel) -> None:
+    halted = Report(gate="g", node="n", decision="halted", released=False, findings=[FAILED])
+    with (
+        pytest.raises(GateHalted),
+        otel.pipeline_run("code-review", thread_id="t-9", tracer_provider=otel_sdk.tracer_provider),
+    ):
+        run_crossing(otel_sdk, modified_report())
+        run_crossing(otel_sdk, modified_report())
+        raise GateHalted(halted)
+    run = otel_sdk.one("trustgate.run")
+    assert run.name == "trustgate.run code-review"
+    assert run.parent is None
+    assert attrs_of(run)[OI.SESSION_ID] == "t-9"
+    assert attrs_of(run)["trustgate.run.outcome"] == "halted"
+    assert run.status.status_code == StatusCode.UNSET  # a halt is an outcome
+    # what the run's gates did is the first thing its trace view shows
+    assert attrs_of(run)[OI.OUTPUT_VALUE] == (
+        f"halted: 2 crossing(s), 2 acted on\ninspector — {SUMMARY}\ninspector — {SUMMARY}"
+    )
+    for gate in otel_sdk.named("trustgate.gate"):
+        assert gate.parent is not None and gate.parent.span_id == run.context.span_id
+
+
+# --- the compatibility module --------------------------------------------------------------------
+
+
+def test_old_names_still_work(otel_sdk: Otel) -> None:
+    import trustgate
+    from trustgate import telemetry
+
+    assert trustgate.configure_telemetry is otel.configure
+    assert trustgate.Telemetry is otel.Telemetry
+    assert telemetry.configure is otel.configure
+    assert trustgate.otel is otel
+    with telemetry.crossing_span(
+        "g", "n", input_value="ignored", tracer_provider=otel_sdk.tracer_provider
+    ) as span:
+        with telemetry.verifier_span(span, "citation_replay") as vs:
+            vs.record([FAILED])
+        telemetry.finish_crossing(span, modified_report(), output_value={"ignored": 1})
+    assert attrs_of(otel_sdk.one("trustgate.gate"))[OI.OUTPUT_VALUE] == SUMMARY
+    assert "ignored" not in _text_of_everything(otel_sdk)
 
 
 def test_global_providers_helper_restores_what_was_there() -> None:
@@ -758,20 +904,3 @@ def test_global_providers_helper_restores_what_was_there() -> None:
         with global_providers(inner):
             assert otel_trace.get_tracer_provider() is inner.tracer_provider
         assert otel_trace.get_tracer_provider() is outer.tracer_provider
-
-
-def test_verifier_span_nests_even_in_a_thread_without_the_context(otel: Otel) -> None:
-    """A pool that does not copy contextvars still gets the verifier span right."""
-    with telemetry.crossing_span("g", "n", tracer_provider=otel.tracer_provider) as span:
-
-        def verify() -> None:
-            assert not otel_trace.get_current_span().get_span_context().is_valid
-            with telemetry.verifier_span(span, "bare-thread") as vs:
-                vs.record([PASSED])
-
-        with ThreadPoolExecutor(1) as pool:
-            pool.submit(verify).result()
-        telemetry.finish_crossing(span, modified_report())
-    gate = otel.one("trustgate.gate")
-    v = otel.one("trustgate.verify bare-thread")
-    assert v.parent is not None and v.parent.span_id == gate.context.span_id

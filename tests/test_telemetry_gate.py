@@ -1,18 +1,20 @@
 """Telemetry end to end through real gates in real guarded LangGraph graphs.
 
-These tests need ``TrustGate.check``/``acheck`` to call ``trustgate.telemetry``
-(``crossing_span`` around the crossing, ``verifier_span`` around each verifier run,
-``finish_crossing`` with the report) using the global providers.
+``TrustGate.check``/``acheck`` call ``trustgate.otel`` (``crossing`` around the
+crossing, ``verifier`` around each verifier run, ``policy`` around each policy,
+``finish`` with the report) with the global providers.
+
+Placement: the crossing span's parent is the run that performs the crossing (the
+guarded node's own run when the gate runs inside it; the gate's own task otherwise,
+with a span link to the guarded node's span) and it lies inside that run's trace and
+time window, also after an interrupt and resume.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,10 +24,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from opentelemetry.trace import StatusCode
 
-from trustgate import telemetry
+from trustgate import otel
 from trustgate.errors import GateHalted
 from trustgate.findings import Finding
 from trustgate.gate import TrustGate
+from trustgate.otel.semconv import CrossingAttributes as C
+from trustgate.otel.semconv import MetricNames as M
+from trustgate.otel.semconv import OpenInferenceAttributes as OI
+from trustgate.otel.semconv import OverrideAttributes as O
+from trustgate.otel.semconv import VerifierAttributes as V
 from trustgate.policy import Halt, Override
 from trustgate.policy import Review as ReviewPolicy
 from trustgate.readers import FromKey
@@ -35,69 +42,79 @@ from trustgate.wiring import guard
 
 
 @pytest.fixture
-def otel() -> Iterator[Otel]:
+def sdk() -> Iterator[Otel]:
     o = make_otel()
     with global_providers(o):
         yield o
 
 
-def gate_spans(otel: Otel) -> list[Any]:
-    return otel.named("trustgate.gate")
+def gate_spans(o: Otel) -> list[Any]:
+    return o.named("trustgate.gate")
 
 
-def test_modified_crossing_one_guardrail_span(otel: Otel) -> None:
+def attrs_of(span: Any) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
+def test_modified_crossing(sdk: Otel) -> None:
     app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector()}).compile()
     out = app.invoke({"log": []})
     assert out["review"].verdict == "REQUEST_CHANGES"
-    (span,) = gate_spans(otel)
-    a = dict(span.attributes or {})
+    (span,) = gate_spans(sdk)
+    a = attrs_of(span)
     assert span.name == "trustgate.gate inspector"
-    assert a["openinference.span.kind"] == "GUARDRAIL"
-    assert a["trustgate.gate.name"] == "inspector"
-    assert a["trustgate.gate.node"] == "reviewer"
-    assert a["trustgate.decision"] == "modified"
-    assert a["trustgate.override.count"] == len(out["trust_reports"][0].overrides)
-    assert "field_override" in a["trustgate.override.kinds"]
-    assert a["trustgate.verifier.failed"] == ("replay",)
+    assert a[OI.SPAN_KIND] == "GUARDRAIL"
+    assert a[C.NODE_NAME] == "reviewer"
+    assert a[C.DECISION] == "modified"
+    assert a[OI.OUTPUT_VALUE].startswith(
+        "modified: field_override review.verdict (replay/content_mismatch)"
+    )
+    assert span.status.status_code == StatusCode.ERROR
+    assert span.status.description == a[OI.OUTPUT_VALUE]
+    report = out["trust_reports"][0]
+    assert a[C.OVERRIDE_COUNT] == len(report.overrides)
+    assert a[C.FAILED_VERIFIERS] == ("replay",)
     assert "APPROVE" not in str(a)  # content capture is off by default
-    events = [e for e in span.events if e.name == "trustgate.override"]
-    assert len(events) == len(out["trust_reports"][0].overrides)
-    first = dict(events[0].attributes or {})
-    assert first["trustgate.override.kind"] == "field_override"
-    assert first["trustgate.override.target"] == "review.verdict"
-    (verify,) = otel.named("trustgate.verify")
+    events = [e for e in span.events if e.name.startswith("trustgate.override")]
+    assert len(events) == len(report.overrides)
+    assert events[0].name == "trustgate.override field_override"
+    assert dict(events[0].attributes or {})[O.TARGET] == "review.verdict"
+    (verify,) = sdk.named("trustgate.verify")
     assert verify.name == "trustgate.verify replay"
     assert verify.parent is not None and verify.parent.span_id == span.context.span_id
-    assert (verify.attributes or {})["trustgate.verifier.outcome"] == "fail"
-    assert span.status.status_code == StatusCode.UNSET
-    assert otel.counter("trustgate.crossings", **{"trustgate.decision": "modified"}) == 1
-    assert otel.counter("trustgate.overrides", **{"trustgate.override.kind": "field_override"}) == 1
+    assert attrs_of(verify)[V.OUTCOME] == "fail"
+    (policy,) = sdk.named("trustgate.policy")
+    assert policy.name == "trustgate.policy Override"
+    assert sdk.counter(M.CROSSINGS, **{C.DECISION: "modified"}) == 1
+    assert sdk.counter(M.OVERRIDES, **{O.KIND: "field_override"}) == 1
 
 
-def test_passing_crossing(otel: Otel) -> None:
+def test_passing_crossing(sdk: Otel) -> None:
     app = guard(reviewer_graph(lying_model(TRUTH)), {"reviewer": inspector()}).compile()
     app.invoke({"log": []})
-    (span,) = gate_spans(otel)
-    a = dict(span.attributes or {})
-    assert a["trustgate.decision"] == "pass"
-    assert a["trustgate.override.count"] == 0
-    assert span.events == ()
-    assert (otel.one("trustgate.verify").attributes or {})["trustgate.verifier.outcome"] == "pass"
+    (span,) = gate_spans(sdk)
+    a = attrs_of(span)
+    assert a[C.DECISION] == "pass"
+    assert a[C.OVERRIDE_COUNT] == 0
+    assert [e.name for e in span.events] == ["gen_ai.evaluation.result"]
+    assert span.status.status_code == StatusCode.UNSET
+    assert attrs_of(sdk.one("trustgate.verify"))[V.OUTCOME] == "pass"
 
 
-def test_halted_crossing_has_its_span_and_events(otel: Otel) -> None:
+def test_halted_crossing_has_its_span_and_events(sdk: Otel) -> None:
     app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector(Halt())}).compile(
         checkpointer=InMemorySaver()
     )
-    with pytest.raises(GateHalted):
+    with pytest.raises(GateHalted) as caught:
         app.invoke({"log": []}, cfg())
-    (span,) = gate_spans(otel)
-    a = dict(span.attributes or {})
-    assert a["trustgate.decision"] == "halted"
-    assert a["trustgate.released"] is False
-    assert span.status.status_code == StatusCode.UNSET  # a halt by policy is not an error
-    kinds = [dict(e.attributes or {})["trustgate.override.kind"] for e in span.events]
-    assert "halt" in kinds
+    assert "not found" not in str(caught.value)  # the message names codes, not claims
+    (span,) = gate_spans(sdk)
+    a = attrs_of(span)
+    assert a[C.DECISION] == "halted"
+    assert a[C.RELEASED] is False
+    assert span.status.description == a[OI.OUTPUT_VALUE]
+    assert a[OI.OUTPUT_VALUE].startswith("halted: halt reviewer (replay/content_mismatch")
+    assert "exception" not in [e.name for e in span.events]  # an outcome, not a crash
 
 
 def _gate_with(verifier: Any) -> TrustGate:
@@ -106,10 +123,11 @@ def _gate_with(verifier: Any) -> TrustGate:
         reads=FromKey("review", model=Review),
         verifiers=[verifier],
         policy=Override("review.verdict", "REQUEST_CHANGES"),
+        passthrough=["log"],
     )
 
 
-def test_crashing_verifier_is_an_error(otel: Otel) -> None:
+def test_crashing_verifier_is_an_error(sdk: Otel) -> None:
     def boom(claims: Any, evidence: Evidence) -> list[Finding]:
         raise RuntimeError("disk on fire")
 
@@ -117,35 +135,36 @@ def test_crashing_verifier_is_an_error(otel: Otel) -> None:
     app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": gate}).compile()
     with pytest.raises(GateHalted):
         app.invoke({"log": []})
-    (span,) = gate_spans(otel)
+    (span,) = gate_spans(sdk)
     assert span.status.status_code == StatusCode.ERROR
-    assert (span.attributes or {})["trustgate.decision"] == "halted"
-    assert "exception" in [e.name for e in span.events]
-    boom_span = otel.one("trustgate.verify boom")
+    a = attrs_of(span)
+    assert a[C.DECISION] == "halted"
+    assert a[OI.ERROR_TYPE] == "verifier_error"
+    assert a[C.FAILED_VERIFIERS] == ("boom",)
+    boom_span = sdk.one("trustgate.verify boom")
     assert boom_span.status.status_code == StatusCode.ERROR
-    assert (boom_span.attributes or {})["trustgate.verifier.outcome"] == "error"
+    assert attrs_of(boom_span)[V.OUTCOME] == "error"
 
 
-def test_verifier_thread_carries_the_context(otel: Otel) -> None:
+def test_verifier_thread_carries_the_context(sdk: Otel) -> None:
     """A verifier with a timeout runs in a thread; its own spans nest under it."""
     seen: dict[str, Any] = {}
 
     def traced(claims: Any, evidence: Evidence) -> list[Finding]:
         seen["thread"] = threading.current_thread().name
-        tracer = otel.tracer_provider.get_tracer("user")
-        with tracer.start_as_current_span("read sources"):
+        with sdk.tracer_provider.get_tracer("user").start_as_current_span("read sources"):
             pass
         return [Finding.ok("traced")]
 
     gate = _gate_with(FunctionVerifier(traced, name="traced", timeout=5.0))
     guard(reviewer_graph(lying_model(TRUTH)), {"reviewer": gate}).compile().invoke({"log": []})
-    assert seen["thread"] == "trustgate-verifier"
-    verify = otel.one("trustgate.verify traced")
-    inner = otel.one("read sources")
+    assert seen["thread"].startswith("trustgate-verifier")
+    verify = sdk.one("trustgate.verify traced")
+    inner = sdk.one("read sources")
     assert inner.parent is not None and inner.parent.span_id == verify.context.span_id
 
 
-def test_hanging_verifier_times_out_as_an_error(otel: Otel) -> None:
+def test_hanging_verifier_times_out_as_an_error(sdk: Otel) -> None:
     release = threading.Event()
 
     def hang(claims: Any, evidence: Evidence) -> list[Finding]:
@@ -159,30 +178,29 @@ def test_hanging_verifier_times_out_as_an_error(otel: Otel) -> None:
             app.invoke({"log": []})
     finally:
         release.set()
-    assert (otel.one("trustgate.verify hang").attributes or {})[
-        "trustgate.verifier.outcome"
-    ] == "error"
-    assert gate_spans(otel)[0].status.status_code == StatusCode.ERROR
+    assert attrs_of(sdk.one("trustgate.verify hang"))[V.OUTCOME] == "error"
+    assert gate_spans(sdk)[0].status.status_code == StatusCode.ERROR
 
 
-def test_review_interrupt_and_resume_give_one_span(otel: Otel) -> None:
+def test_review_interrupt_and_resume_give_one_span(sdk: Otel) -> None:
     app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector(ReviewPolicy())}).compile(
         checkpointer=InMemorySaver()
     )
     first = app.invoke({"log": []}, cfg())
     assert first["__interrupt__"]
-    assert gate_spans(otel) == []  # paused: the crossing has not decided yet
+    assert gate_spans(sdk) == []  # paused: the crossing has not decided yet
     app.invoke(Command(resume={"type": "approve", "by": "alice"}), cfg())
-    (span,) = gate_spans(otel)
-    a = dict(span.attributes or {})
-    assert a["trustgate.decision"] == "review"
-    assert a["trustgate.approval.decision"] == "approve"
-    assert a["trustgate.approval.who"] == "alice"
+    (span,) = gate_spans(sdk)
+    a = attrs_of(span)
+    assert a[C.DECISION] == "review"
+    assert a[C.APPROVAL_DECISION] == "approve"
+    assert "alice" not in str(a)  # a person's name is content
+    assert a[OI.SESSION_ID] == cfg()["configurable"]["thread_id"]
 
 
-async def test_async_concurrent_runs_have_their_own_spans(otel: Otel) -> None:
+async def test_async_concurrent_runs_have_their_own_spans(sdk: Otel) -> None:
     app = guard(reviewer_graph(lying_model(*[LIE] * 20)), {"reviewer": inspector()}).compile()
-    tracer = otel.tracer_provider.get_tracer("app")
+    tracer = sdk.tracer_provider.get_tracer("app")
 
     async def one(i: int) -> int:
         with tracer.start_as_current_span(f"request {i}") as outer:
@@ -190,27 +208,24 @@ async def test_async_concurrent_runs_have_their_own_spans(otel: Otel) -> None:
             return outer.get_span_context().trace_id
 
     traces = await asyncio.gather(*(one(i) for i in range(20)))
-    spans = gate_spans(otel)
+    spans = gate_spans(sdk)
     assert len(spans) == 20
     assert sorted(s.context.trace_id for s in spans) == sorted(traces)
-    for s in otel.named("trustgate.verify"):
-        assert s.parent is not None
-        assert s.parent.span_id in {g.context.span_id for g in spans}
 
 
-def test_content_capture_opt_in(otel: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(telemetry.CAPTURE_CONTENT_ENV, "true")
+def test_content_capture_opt_in(sdk: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(otel.CAPTURE_CONTENT_ENV, "true")
     guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector()}).compile().invoke({"log": []})
-    (span,) = gate_spans(otel)
-    assert "return 42" in str((span.attributes or {})["input.value"])
-    event = dict(span.events[0].attributes or {})
-    assert event["trustgate.override.before"] == "APPROVE"
+    (span,) = gate_spans(sdk)
+    assert "return 42" in str(attrs_of(span)[OI.INPUT_VALUE])  # the claims it read
+    event = next(e for e in span.events if e.name.startswith("trustgate.override"))
+    assert dict(event.attributes or {})[O.BEFORE] == "APPROVE"
 
 
 # --- create_agent middleware -------------------------------------------------------------------
 
 
-def test_middleware_tool_gate_blocked_call_is_traced(otel: Otel) -> None:
+def test_middleware_tool_gate_blocked_call_is_traced(sdk: Otel) -> None:
     from langchain.agents import create_agent
     from langchain_core.messages import AIMessage, HumanMessage
     from langchain_core.tools import tool
@@ -249,113 +264,170 @@ def test_middleware_tool_gate_blocked_call_is_traced(otel: Otel) -> None:
         middleware=[TrustGateMiddleware(tool_gates=[gate])],
     )
     agent.invoke({"messages": [HumanMessage("close it")]})
-    spans = [s for s in gate_spans(otel) if s.name == "trustgate.gate tool_gate"]
+    spans = [s for s in gate_spans(sdk) if s.name == "trustgate.gate tool_gate"]
     assert len(spans) == 1
-    a = dict(spans[0].attributes or {})
-    assert a["trustgate.decision"] == "halted"
-    assert a["trustgate.gate.node"] == "tools"
-    assert spans[0].status.status_code == StatusCode.UNSET
+    a = attrs_of(spans[0])
+    assert a[C.DECISION] == "halted"
+    assert a[C.NODE_NAME] == "tools"
+    assert "return 42" not in str(a)
 
 
-# --- nesting under LangChain tracers -----------------------------------------------------------
+# --- placement under LangChain tracers -----------------------------------------------------------
 
 
-def _nested(otel: Otel, node_span_name: str) -> None:
-    """The gate span is a child of the span of the node it guards (issue 5), not of the
-    gate node guard() inserted after it."""
-    (gate,) = gate_spans(otel)
-    by_id = {s.context.span_id: s for s in otel.spans()}
+def _placed(o: Otel, guarded_span_name: str, gate_task_names: set[str]) -> None:
+    """The crossing span lies inside the run that performed it (trace and time window);
+    when that run is not the guarded node's, it links to the guarded node's span."""
+    (gate,) = gate_spans(o)
+    by_id = {s.context.span_id: s for s in o.spans()}
     assert gate.parent is not None, "the gate span is a root"
     parent = by_id[gate.parent.span_id]
-    assert parent.name == node_span_name, [s.name for s in otel.spans()]
+    assert parent.name in {guarded_span_name} | gate_task_names, parent.name
     assert parent.context.trace_id == gate.context.trace_id
+    assert parent.start_time is not None and parent.end_time is not None
+    assert gate.start_time is not None and gate.end_time is not None
+    assert parent.start_time <= gate.start_time <= gate.end_time <= parent.end_time
+    guarded = [s for s in o.spans() if s.name == guarded_span_name]
+    assert len(guarded) == 1
+    if parent.name != guarded_span_name:
+        assert [lnk.context.span_id for lnk in gate.links] == [guarded[0].context.span_id]
 
 
-def test_nested_under_openinference(otel: Otel) -> None:
+def test_placed_under_openinference(sdk: Otel) -> None:
     from openinference.instrumentation.langchain import LangChainInstrumentor
 
     inst = LangChainInstrumentor()
-    inst.instrument(tracer_provider=otel.tracer_provider)
-    try:
-        app = guard(reviewer_graph(lying_model(LIE, LIE)), {"reviewer": inspector()}).compile()
-        app.invoke({"log": []})
-        _nested(otel, "reviewer")  # the guarded node, not the gate node after it
-        otel.exporter.clear()
-        asyncio.run(app.ainvoke({"log": []}))
-        _nested(otel, "reviewer")
-    finally:
-        inst.uninstrument()
+    with restoring_langchain_patches():
+        inst.instrument(tracer_provider=sdk.tracer_provider)
+        try:
+            app = guard(reviewer_graph(lying_model(LIE, LIE)), {"reviewer": inspector()}).compile()
+            app.invoke({"log": []})
+            _placed(sdk, "reviewer", {"inspector"})
+            sdk.exporter.clear()
+            asyncio.run(app.ainvoke({"log": []}))
+            _placed(sdk, "reviewer", {"inspector"})
+        finally:
+            inst.uninstrument()
 
 
-def test_nested_under_openllmetry(otel: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_placed_under_openllmetry(sdk: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
     from opentelemetry.instrumentation.langchain import LangchainInstrumentor
 
     monkeypatch.setenv("TRACELOOP_TRACE_CONTENT", "false")
     inst = LangchainInstrumentor()
     with restoring_langchain_patches():  # its uninstrument() leaves its patches behind
-        inst.instrument(tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider)
+        inst.instrument(tracer_provider=sdk.tracer_provider, meter_provider=sdk.meter_provider)
         try:
             app = guard(reviewer_graph(lying_model(LIE, LIE)), {"reviewer": inspector()})
             app = app.compile()
             app.invoke({"log": []})
-            _nested(otel, "execute_task reviewer")
-            otel.exporter.clear()
+            _placed(sdk, "execute_task reviewer", {"execute_task inspector"})
+            sdk.exporter.clear()
             asyncio.run(app.ainvoke({"log": []}))
-            _nested(otel, "execute_task reviewer")
+            _placed(sdk, "execute_task reviewer", {"execute_task inspector"})
         finally:
             inst.uninstrument()
 
 
-def test_nested_under_plain_outer_span(otel: Otel) -> None:
-    tracer = otel.tracer_provider.get_tracer("app")
+def test_review_resume_is_placed_in_the_resumed_trace(sdk: Otel) -> None:
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    inst = LangChainInstrumentor()
+    with restoring_langchain_patches():
+        inst.instrument(tracer_provider=sdk.tracer_provider)
+        try:
+            app = guard(
+                reviewer_graph(lying_model(LIE)), {"reviewer": inspector(ReviewPolicy())}
+            ).compile(checkpointer=InMemorySaver())
+            app.invoke({"log": []}, cfg("resume"))
+            first = {s.context.trace_id for s in sdk.spans()}
+            sdk.exporter.clear()
+            app.invoke(Command(resume={"type": "approve", "by": "alice"}), cfg("resume"))
+        finally:
+            inst.uninstrument()
+    (gate,) = gate_spans(sdk)
+    assert gate.context.trace_id not in first
+    by_id = {s.context.span_id: s for s in sdk.spans()}
+    assert gate.parent is not None and gate.parent.span_id in by_id
+    parent = by_id[gate.parent.span_id]
+    assert parent.start_time is not None and gate.start_time is not None
+    assert parent.end_time is not None and gate.end_time is not None
+    assert parent.start_time <= gate.start_time <= gate.end_time <= parent.end_time
+
+
+def test_nested_under_plain_outer_span(sdk: Otel) -> None:
+    tracer = sdk.tracer_provider.get_tracer("app")
     app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector()}).compile()
     with tracer.start_as_current_span("request") as outer:
         app.invoke({"log": []})
-    (gate,) = gate_spans(otel)
+    (gate,) = gate_spans(sdk)
     assert gate.context.trace_id == outer.get_span_context().trace_id
 
 
-# --- Phoenix -------------------------------------------------------------------------------------
+def test_pipeline_run_groups_every_crossing_of_a_thread(sdk: Otel) -> None:
+    """Without a LangChain tracer, a run's crossings (across a resume) share one trace."""
+    app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector(ReviewPolicy())}).compile(
+        checkpointer=InMemorySaver()
+    )
+    with otel.pipeline_run("code-review", thread_id="t-run"):
+        app.invoke({"log": []}, cfg("t-run"))
+        app.invoke(Command(resume={"type": "approve", "by": "alice"}), cfg("t-run"))
+    run = sdk.one("trustgate.run")
+    (gate,) = gate_spans(sdk)
+    assert gate.context.trace_id == run.context.trace_id
+    assert attrs_of(run)[OI.SESSION_ID] == "t-run"
 
 
-def test_guarded_graph_in_phoenix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from _phoenix import available, phoenix_server
+@pytest.mark.xfail(
+    strict=True,
+    reason="GateHalted propagates out of graph.invoke, and every LangChain tracer marks the "
+    "root run ERROR on any exception (OpenInference exempts only Command, ParentCommand and "
+    "GraphInterrupt); a halt that ends the run without raising is the gate rework's call",
+)
+def test_policy_halt_leaves_the_root_span_unset(sdk: Otel) -> None:
     from openinference.instrumentation.langchain import LangChainInstrumentor
 
-    if not available():
-        if os.environ.get("CI"):
-            raise AssertionError("the Phoenix venv is missing in CI")
-        pytest.skip("Phoenix venv missing: run scripts/phoenix-venv.sh (make test does)")
-    project = "trustgate-gate-e2e"
-    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", f"openinference.project.name={project}")
-    with phoenix_server(tmp_path) as phoenix, global_providers(None):
-        tel = telemetry.configure(phoenix.url, batch=False, metrics=False)
-        inst = LangChainInstrumentor()
-        inst.instrument(tracer_provider=tel.tracer_provider)
+    inst = LangChainInstrumentor()
+    with restoring_langchain_patches():
+        inst.instrument(tracer_provider=sdk.tracer_provider)
         try:
-            app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector()}).compile()
-            app.invoke({"log": []})
+            app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector(Halt())})
+            with pytest.raises(GateHalted):
+                app.compile().invoke({"log": []})
         finally:
             inst.uninstrument()
-            tel.shutdown()
-        deadline = time.monotonic() + 60
-        while True:
-            spans = phoenix.spans(project)
-            ids = {s["context"]["span_id"] for s in spans}
-            gates = [s for s in spans if s["name"] == "trustgate.gate inspector"]
-            names = {s["name"] for s in spans}
-            if gates and gates[0]["parent_id"] in ids and "trustgate.verify replay" in names:
-                break
-            assert time.monotonic() < deadline, names
-            time.sleep(0.25)
-    by_name = {s["name"]: s for s in spans}
-    gate = by_name["trustgate.gate inspector"]
-    assert gate["span_kind"] == "GUARDRAIL"
-    by_id = {s["context"]["span_id"]: s for s in spans}
-    assert by_id[gate["parent_id"]]["name"] == "reviewer"  # the node it guards
-    assert gate["context"]["trace_id"] == by_name["reviewer"]["context"]["trace_id"]
-    assert gate["attributes"]["trustgate.decision"] == "modified"
-    assert gate["attributes"]["trustgate.gate.node"] == "reviewer"
-    events = [e for e in gate["events"] if e["name"] == "trustgate.override"]
-    assert events and events[0]["attributes"]["trustgate.override.kind"] == "field_override"
-    assert by_name["trustgate.verify replay"]["parent_id"] == gate["context"]["span_id"]
+    (root,) = [s for s in sdk.spans() if s.parent is None]
+    assert root.status.status_code != StatusCode.ERROR
+
+
+def test_gate_checked_inside_the_node_is_placed_in_the_node_run(sdk: Otel) -> None:
+    """The placement the in-node gate gets: ``check`` runs inside the guarded node's own
+    task, so its span is a child of that node's run, inside its time window."""
+    from _gate_support import State
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.graph import END, START, StateGraph
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    gate = inspector()
+
+    def reviewer(state: State, config: RunnableConfig) -> dict[str, Any]:
+        update = {"review": Review(verdict="APPROVE", cites=["a.py:return 42"])}
+        result = gate.check(update, node="reviewer", config=config)
+        return dict(result.update or {})
+
+    b = StateGraph(State)
+    b.add_node("reviewer", reviewer)
+    b.add_edge(START, "reviewer")
+    b.add_edge("reviewer", END)
+    inst = LangChainInstrumentor()
+    with restoring_langchain_patches():
+        inst.instrument(tracer_provider=sdk.tracer_provider)
+        try:
+            out = b.compile().invoke({"log": []}, cfg("in-node"))
+        finally:
+            inst.uninstrument()
+    assert out["review"].verdict == "REQUEST_CHANGES"
+    _placed(sdk, "reviewer", set())
+    (gate_span,) = gate_spans(sdk)
+    assert gate_span.links == ()  # nothing to link: the parent is the guarded node
+    assert attrs_of(gate_span)[OI.SESSION_ID] == "in-node"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -209,3 +210,56 @@ def test_concurrent_reads_are_consistent(tree: Path) -> None:
     for t in threads:
         t.join()
     assert not errors
+
+
+def _rewrite_in_place_keeping_mtime(path: Path, text: str) -> None:
+    """What `cp -p`, `tar -x` or `touch -r` leave behind: new bytes, same size, old mtime."""
+    st = path.stat()
+    assert len(text.encode()) == st.st_size
+    with open(path, "r+b") as fh:  # same inode, same size
+        fh.write(text.encode())
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (
+        st.st_ino,
+        st.st_size,
+        st.st_mtime_ns,
+    )
+
+
+def test_cache_not_fooled_by_restored_mtime(tree: Path) -> None:
+    """A long-lived Workspace sees a same-size in-place rewrite whose mtime was put back."""
+    ws = Workspace(tree)
+    path = tree / "src" / "app.py"
+    assert ws.read_lines("src/app.py")[1] == "beta line"
+    _rewrite_in_place_keeping_mtime(path, "alpha line\nBETA LINE\ngamma line\n")
+    assert ws.read_lines("src/app.py")[1] == "BETA LINE"
+
+
+def test_cache_keyed_on_ctime_for_settled_files(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file old enough to be cached is still re-read after the rewrite: ctime, which no
+    writer can set back, is part of the key. An unchanged file is served from the cache."""
+    from trustgate.evidence import workspace
+
+    monkeypatch.setattr(workspace, "_RACY_NS", 20_000_000)
+    ws = Workspace(tree)
+    path = tree / "src" / "app.py"
+    os.utime(path, ns=(0, 0))  # ctime is now; let it settle past the racy window
+    time.sleep(0.1)
+    first = ws.read_lines("src/app.py")
+    assert ws.read_lines("src/app.py") is first  # cached
+    _rewrite_in_place_keeping_mtime(path, "alpha line\nBETA LINE\ngamma line\n")
+    assert ws.read_lines("src/app.py")[1] == "BETA LINE"
+
+
+def test_cache_does_not_trust_a_file_changed_as_it_was_read(tree: Path) -> None:
+    """File times tick coarsely (a few ms), so a file written in the same tick as it was
+    read could keep its ctime through a rewrite: such recent files are never cached."""
+    ws = Workspace(tree)
+    path = tree / "src" / "app.py"
+    for i in range(20):
+        text = f"alpha line\nbeta  {i:04d}\ngamma line\n"
+        path.write_text(text)
+        assert ws.read_lines("src/app.py")[1] == f"beta  {i:04d}"

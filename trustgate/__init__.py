@@ -98,10 +98,12 @@ from trustgate.verifiers.draft import (
     KeptSentence,
     Removal,
     Testimony,
+    UnsupportedText,
     answer_gap,
     verify_draft,
 )
 from trustgate.verifiers.figures import FiguresRule
+from trustgate.verifiers.relevance import CitationRelevanceRule
 from trustgate.verifiers.rules import (
     DEFAULT_RULES,
     CausalRule,
@@ -116,6 +118,7 @@ from trustgate.verifiers.segment import Segment, segment
 __all__ += [
     "DEFAULT_RULES",
     "CausalRule",
+    "CitationRelevanceRule",
     "DraftSentence",
     "DraftVerdict",
     "FiguresRule",
@@ -130,6 +133,7 @@ __all__ += [
     "Segment",
     "SentenceRule",
     "Testimony",
+    "UnsupportedText",
     "answer_gap",
     "segment",
     "verify_draft",
@@ -180,17 +184,12 @@ __all__ += [
 
 # --- gate: trust-boundary nodes, reports, policies, guard() (issue 4) ---
 from trustgate.errors import GateHalted
-from trustgate.gate import (
-    GateResult,
-    TrustGate,
-    add_report_listener,
-    remove_report_listener,
-)
-from trustgate.policy import (
+from trustgate.gate import GateResult, TrustGate
+from trustgate.graph import guard, guarded_nodes
+from trustgate.policies import (
     OVERRIDE_NOTE,
     BlockToolCalls,
     Caveat,
-    Crossing,
     Halt,
     Override,
     Policy,
@@ -198,7 +197,14 @@ from trustgate.policy import (
     Rerender,
     Review,
 )
-from trustgate.readers import ClaimsReader, FromKey, LastAIText, ToolCallArgs
+from trustgate.readers import (
+    ClaimsReader,
+    FromKey,
+    LastAIText,
+    Routes,
+    StreamWrites,
+    ToolCallArgs,
+)
 from trustgate.report import (
     Approval,
     Decision,
@@ -223,7 +229,7 @@ from trustgate.verifiers.base import (
     verifier,
 )
 from trustgate.verifiers.blind import ModelVerifier
-from trustgate.wiring import guard
+from trustgate.verifiers.draft_check import DraftCheck
 
 __all__ += [
     "OVERRIDE_NOTE",
@@ -232,8 +238,8 @@ __all__ += [
     "BlockToolCalls",
     "Caveat",
     "ClaimsReader",
-    "Crossing",
     "Decision",
+    "DraftCheck",
     "Evidence",
     "EvidenceSources",
     "FromContext",
@@ -253,17 +259,18 @@ __all__ += [
     "Report",
     "Rerender",
     "Review",
+    "Routes",
+    "StreamWrites",
     "ToolCallArgs",
     "TrustGate",
     "TrustReports",
     "TrustReportsState",
     "Verifier",
-    "add_report_listener",
     "areports",
     "astream",
     "astream_events",
     "guard",
-    "remove_report_listener",
+    "guarded_nodes",
     "reports",
     "reports_from_state",
     "stream",
@@ -291,14 +298,15 @@ __all__ += [
     "history",
 ]
 
-# --- telemetry (issue 5) ---
-from trustgate import telemetry
-from trustgate.telemetry import Telemetry
-from trustgate.telemetry import configure as configure_telemetry
+# --- telemetry (issues 5, 14): trustgate.otel; trustgate.telemetry is the old name ---
+from trustgate import otel, telemetry
+from trustgate.otel.sdk import Telemetry
+from trustgate.otel.sdk import configure as configure_telemetry
 
 __all__ += [
     "Telemetry",
     "configure_telemetry",
+    "otel",
     "telemetry",
 ]
 

@@ -9,16 +9,27 @@ rules only), so all of them agree with the renderer and with each other.
 
 Parsing costs about 0.1 s per MB, so text with no line that could open a code block
 (a fence marker or four columns of indentation) is answered without parsing.
+
+:func:`links` answers the other question a renderer settles: which URLs become
+clickable (or load: images, forms, frames). It reads inline structure with the same
+parser, so a protocol-relative ``[x](//host)``, a reference definition, an autolink or
+a raw ``<a href>`` is found exactly when a renderer would make it a link.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
+import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from html.parser import HTMLParser
+from typing import Any, Literal
 
-__all__ = ["Block", "blocks", "code_ranges"]
+logger = logging.getLogger(__name__)
+
+__all__ = ["Block", "Link", "blocks", "code_locator", "code_ranges", "links"]
 
 BlockKind = Literal["code", "html"]
 
@@ -83,3 +94,163 @@ def blocks(text: str) -> list[Block]:
 def code_ranges(text: str) -> list[tuple[int, int]]:
     """Character ranges of the fenced and indented code blocks of ``text``."""
     return [(b.start, b.end) for b in blocks(text) if b.kind == "code"]
+
+
+def code_locator(text: str) -> Callable[[int], bool]:
+    """A test ``offset -> bool``: does that character of ``text`` render as code (fenced
+    or indented)? Block structure is parsed once, on the first question."""
+    ranges: list[tuple[int, int]] | None = None
+    starts: list[int] = []
+
+    def inside(offset: int) -> bool:
+        nonlocal ranges, starts
+        if ranges is None:
+            ranges = code_ranges(text)
+            starts = [a for a, _ in ranges]
+        i = bisect.bisect_right(starts, offset) - 1
+        return i >= 0 and ranges[i][0] <= offset < ranges[i][1]
+
+    return inside
+
+
+# --------------------------------------------------------------------------- links
+
+LinkKind = Literal["link", "image", "autolink", "reference", "html"]
+
+# attributes whose value a browser follows or loads (HTML 4/5, SVG)
+_URL_ATTRS = frozenset(
+    {
+        "href",
+        "src",
+        "action",
+        "formaction",
+        "cite",
+        "poster",
+        "background",
+        "data",
+        "codebase",
+        "longdesc",
+        "manifest",
+        "profile",
+        "usemap",
+        "icon",
+        "xlink:href",
+        "lowsrc",
+        "dynsrc",
+        "archive",
+        "classid",
+    }
+)
+_SPACE_LISTS = frozenset({"ping", "archive"})
+_SRCSETS = frozenset({"srcset", "imagesrcset"})
+_CSS_URL = re.compile(r"url\(\s*(['\"]?)(.*?)\1\s*\)", re.IGNORECASE | re.DOTALL)
+_REFRESH_URL = re.compile(r"url\s*=\s*['\"]?([^'\";]+)", re.IGNORECASE)
+_MAYBE_LINK = re.compile(r"[\[<]")
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A URL a renderer makes clickable or loads, as the renderer reads it (entities
+    and backslash escapes resolved). ``start`` is the offset of the URL in the text when
+    it appears there verbatim, else of the line that holds it."""
+
+    kind: LinkKind
+    url: str
+    start: int
+
+
+class _Attrs(HTMLParser):
+    """URL-bearing attribute values of every tag in a piece of raw HTML."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k.lower(): v for k, v in attrs if v is not None}
+        for name, value in values.items():
+            if name in _URL_ATTRS:
+                self.urls.append(value.strip())
+            elif name in _SPACE_LISTS:
+                self.urls.extend(value.split())
+            elif name in _SRCSETS:
+                for candidate in value.split(","):
+                    parts = candidate.split()
+                    if parts:
+                        self.urls.append(parts[0])
+            elif name == "style":
+                self.urls.extend(m.group(2).strip() for m in _CSS_URL.finditer(value))
+        if tag.lower() == "meta" and values.get("http-equiv", "").lower() == "refresh":
+            m = _REFRESH_URL.search(values.get("content", ""))
+            if m:
+                self.urls.append(m.group(1).strip())
+
+    handle_startendtag = handle_starttag
+
+
+def _html_urls(raw: str) -> list[str]:
+    parser = _Attrs()
+    try:
+        parser.feed(raw)
+        parser.close()
+    except Exception:
+        logger.warning("raw HTML could not be fully parsed for links; kept %d", len(parser.urls))
+    return [u for u in parser.urls if u]
+
+
+@functools.cache
+def _link_parser() -> Any:
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark")
+    # a renderer with a laxer policy (or the reader's own browser) may follow any
+    # scheme: every destination counts, javascript: and data: included
+    md.validateLink = lambda url: True  # type: ignore[method-assign]
+    return md
+
+
+def links(text: str) -> list[Link]:
+    """Every URL a CommonMark renderer produces from ``text``, in document order.
+
+    Inline links and images, reference definitions (used or not), autolinks (URLs and
+    e-mail addresses, as ``mailto:``), and URL-bearing attributes of raw HTML, inline
+    or block (``href``, ``src``, ``action``, ``srcset``, ``style`` ``url()``, a meta
+    refresh, ...). Bare URLs in prose are not links in CommonMark; callers that care
+    about them (GitHub linkifies them) scan the text as well.
+    """
+    if _MAYBE_LINK.search(text) is None:
+        return []
+    env: dict[str, Any] = {}
+    tokens = _link_parser().parse(text, env)
+    starts = _line_starts(text)
+
+    def where(url: str, line_map: list[int] | None) -> int:
+        if not line_map:
+            return 0
+        lo = starts[line_map[0]] if line_map[0] < len(starts) else len(text)
+        hi = starts[line_map[1]] if line_map[1] < len(starts) else len(text)
+        at = text.find(url, lo, hi)
+        return at if at >= 0 else lo
+
+    found: list[Link] = []
+    for tok in tokens:
+        if tok.type == "html_block":
+            found.extend(Link("html", u, where(u, tok.map)) for u in _html_urls(tok.content))
+            continue
+        if tok.type != "inline" or not tok.children:
+            continue
+        for child in tok.children:
+            if child.type == "link_open":
+                kind: LinkKind = "autolink" if child.markup == "autolink" else "link"
+                url = str(child.attrs.get("href", ""))
+                found.append(Link(kind, url, where(url, tok.map)))
+            elif child.type == "image":
+                url = str(child.attrs.get("src", ""))
+                found.append(Link("image", url, where(url, tok.map)))
+            elif child.type == "html_inline":
+                found.extend(Link("html", u, where(u, tok.map)) for u in _html_urls(child.content))
+    for ref in env.get("references", {}).values():
+        url = str(ref.get("href", ""))
+        found.append(Link("reference", url, where(url, ref.get("map"))))
+    found.sort(key=lambda link: link.start)
+    return found

@@ -375,7 +375,7 @@ class _Run:
         from langgraph.graph.state import CompiledStateGraph
 
         from trustgate.audit import _builder_of
-        from trustgate.wiring import _copy_builder
+        from trustgate.graph._compat import copy_builder
 
         graph = plan.graph
         # the user's serializer, when there is one, knows the graph's own state types
@@ -389,7 +389,7 @@ class _Run:
                 update["store"] = InMemoryStore()  # the user's store gets no sample writes
             self.app: Any = graph.copy(update)
         else:
-            self.app = _copy_builder(graph).compile(checkpointer=saver)
+            self.app = copy_builder(graph, type(graph)).compile(checkpointer=saver)
         self.plan = plan
         self.scope = _Scope(run_tools=plan.run_tools, nodes=frozenset(_builder_of(graph).nodes))
         cfg: dict[str, Any] = dict(plan.config or {})

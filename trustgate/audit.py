@@ -60,6 +60,7 @@ from langgraph.constants import END
 from pydantic import BaseModel, ConfigDict
 
 from trustgate.errors import ConfigurationError, LangGraphCompatibilityError, TrustgateError
+from trustgate.graph import _compat
 
 __all__ = [
     "AuditPath",
@@ -502,30 +503,19 @@ def _builder_of(graph: Any) -> Any:
 
 
 def _meta(spec: Any) -> Mapping[str, Any]:
-    meta = getattr(spec, "metadata", None) or {}
-    return meta if isinstance(meta, Mapping) else {}
-
-
-def _inserted_for(name: str, spec: Any) -> str | None:
-    """The node a node ``guard()`` inserted stands for (``None`` for the user's own
-    nodes). Today's gate nodes say so in their metadata; a gate that runs inside the
-    guarded node inserts nothing."""
-    info = _meta(spec).get("trustgate")
-    if isinstance(info, Mapping):
-        guards = info.get("guards")
-        if isinstance(guards, str) and guards != name:
-            return guards
-    return None
+    return _compat.node_metadata(spec)
 
 
 def _skipped(name: str, spec: Any) -> bool:
-    """Nodes trustgate inserted itself (gate and halt nodes) are never crossings."""
-    return _inserted_for(name, spec) is not None or bool(_meta(spec).get("trustgate_halt"))
+    """Nodes that only exist to run other nodes' gates are never crossings (a gate
+    runs inside its node, so today there are none; kept for graphs that declare
+    their own ``metadata={"trustgate_halt": True}`` helper nodes)."""
+    return bool(_meta(spec).get("trustgate_halt"))
 
 
 def _middleware_hook(spec: Any) -> tuple[Any, str] | None:
     """(middleware, hook) when the node runs an ``after_model`` hook of agent middleware."""
-    runnable = getattr(spec, "runnable", None)
+    runnable = _compat.node_runnable(spec)
     for attr in ("func", "afunc"):
         fn = getattr(runnable, attr, None)
         owner = getattr(fn, "__self__", None)
@@ -561,7 +551,7 @@ def _tool_gates(spec: Any) -> list[str]:
         from trustgate.middleware import TrustGateMiddleware
     except ImportError:  # pragma: no cover
         return []
-    runnable = getattr(spec, "runnable", None)
+    runnable = _compat.node_runnable(spec)
     found: list[str] = []
     seen: set[int] = set()
 
@@ -600,50 +590,21 @@ def _targets(ends: Any) -> list[str]:
 
 def _raw_paths(builder: Any, node: str) -> Iterator[tuple[str | None, PathKind]]:
     """Every declared way out of ``node``: (target, kind); target None when unknown."""
-    for start, end in sorted(builder.edges):
+    for start, end in sorted(_compat.edges(builder)):
         if start == node:
             yield end, "plain"
-    for starts, end in sorted(builder.waiting_edges, key=repr):
+    for starts, end in sorted(_compat.waiting_edges(builder), key=repr):
         if node in starts:
             yield end, "waiting"
-    for _name, branch in sorted(builder.branches.get(node, {}).items()):
-        ends = _targets(branch.ends)
+    for _name, branch_ends in sorted(_compat.branch_ends(builder, node), key=repr):
+        ends = _targets(branch_ends)
         if not ends:
             yield None, "conditional"
         for end in dict.fromkeys(ends):
             yield end, "conditional"
-    spec = builder.nodes.get(node)
-    for end in dict.fromkeys(_targets(getattr(spec, "ends", None))):
+    spec = _compat.node_specs(builder).get(node)
+    for end in dict.fromkeys(_targets(_compat.node_ends(spec))):
         yield end, "command"
-
-
-def _through_gate_node(
-    builder: Any, gate_node: str, guarded: str
-) -> Iterator[tuple[str | None, PathKind]]:
-    """The paths out of a separate gate node ``guard()`` inserted, as the guarded
-    node's own paths (its re-render target and halt node release nothing)."""
-    from trustgate.policy import Rerender
-
-    spec = builder.nodes[gate_node]
-    owner = getattr(getattr(spec.runnable, "func", None), "__self__", None)
-    successors = [str(s) for s in getattr(owner, "successors", ()) or ()]
-    rerender = {
-        p.to
-        for g in getattr(owner, "gates", ()) or ()
-        for p in getattr(g, "policies", ())
-        if isinstance(p, Rerender)
-    }
-    for s in successors:
-        yield s, "plain"
-    for target, kind in _raw_paths(builder, gate_node):
-        target_spec = builder.nodes.get(target) if target is not None else None
-        if target_spec is not None and _meta(target_spec).get("trustgate_halt"):
-            continue
-        if kind == "command" and target in successors:
-            continue
-        if kind == "command" and target in rerender and target == guarded:
-            continue  # back to the producer with the issues: nothing released
-        yield target, kind
 
 
 @dataclass
@@ -668,11 +629,7 @@ def _routes(builder: Any, node: str) -> list[_Route]:
 
     def follow(source: str, gates: list[str], via: str | None, visited: set[str]) -> None:
         for target, kind in _raw_paths(builder, source):
-            spec = builder.nodes.get(target) if target is not None else None
-            if spec is not None and target is not None and _inserted_for(target, spec) == node:
-                for t2, k2 in _through_gate_node(builder, target, node):
-                    add(_Route(t2, k2, tuple(gates), via))
-                continue
+            spec = _compat.node_specs(builder).get(target) if target is not None else None
             hook = _middleware_hook(spec) if spec is not None else None
             if target is not None and hook is not None and target not in visited:
                 # create_agent: model → after_model hooks (last middleware first) → routing
@@ -690,13 +647,13 @@ def _routes(builder: Any, node: str) -> list[_Route]:
 
 
 def _check(builder: Any) -> None:
-    from trustgate.wiring import check_builder_internals
+    from trustgate.graph._compat import check_builder
 
-    check_builder_internals(builder)
+    check_builder(builder)
 
 
 def _guarded(builder: Any) -> dict[str, tuple[str, ...]]:
-    from trustgate.wiring import guarded_nodes
+    from trustgate.graph import guarded_nodes
 
     return guarded_nodes(builder)
 
@@ -704,11 +661,11 @@ def _guarded(builder: Any) -> dict[str, tuple[str, ...]]:
 def _find(builder: Any, seen: set[int] | None, depth: int) -> dict[str, _Found]:
     """What each of the builder's own nodes holds (models, unknowns, handoffs)."""
     found: dict[str, _Found] = {}
-    for name, spec in builder.nodes.items():
+    for name, spec in _compat.node_specs(builder).items():
         if _skipped(name, spec) or _middleware_hook(spec) is not None:
             continue
         finder = _Finder(seen)  # what encloses this subgraph is not walked again
-        finder.walk(spec.runnable, f"node {name!r}", depth)
+        finder.walk(_compat.node_runnable(spec), f"node {name!r}", depth)
         found[name] = finder.found
     return found
 
@@ -737,7 +694,7 @@ def _static_crossings(
 
 def _handoff_routes(builder: Any, found: _Found) -> list[tuple[_Route, str, tuple[str, ...]]]:
     """(route, where, held_by) for each handoff target raised inside a node."""
-    nodes = set(builder.nodes)
+    nodes = set(_compat.node_specs(builder))
     out: list[tuple[_Route, str, tuple[str, ...]]] = []
     for h in found.handoffs:
         targets = sorted(h.candidates & nodes)
@@ -942,7 +899,7 @@ def _combine(graph: Any, builder: Any, run: Any) -> AuditResult:
     dynamic: Mapping[str, int] = run.model_nodes if run is not None else {}
     unreached: Iterable[str] = run.sample.unreached if run is not None else ()
     result = AuditResult()
-    for name in builder.nodes:
+    for name in _compat.node_specs(builder):
         if name not in found:
             continue  # trustgate's own nodes, agent middleware hooks
         f = found[name]

@@ -7,13 +7,13 @@ the agent points, trustgate reads (seed 001).
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from trustgate import _limits
 from trustgate.errors import ClaimParseError
 
 __all__ = [
@@ -125,17 +125,26 @@ class Locator(BaseModel):
 
     @classmethod
     def parse(cls, spec: str, revision: str | None = None) -> Locator:
-        """Parse ``PATH[:START[-END]]`` (the CLI's form); a bad range is a ClaimParseError."""
-        m = _LOCATOR_SPEC.match(spec)
-        if m is None:
+        """Parse ``PATH[:START[-END]]`` (the CLI's form); a bad range is a ClaimParseError.
+
+        What follows the last ``:`` is read as a line range when it could only be one
+        (letters, digits and ``-``; no ``.`` or ``/``), and must then be ``START`` or
+        ``START-END`` with ``1 <= START <= END``: ``app.py:abc``, ``app.py:`` and
+        ``app.py:5-3`` are refused, never read as a file of that name. ``dir:x/a.txt``
+        and ``a:b.txt`` are paths.
+        """
+        path, colon, tail = spec.rpartition(":")
+        if not colon or not _RANGE_ATTEMPT.fullmatch(tail):
             return cls(path=spec, revision=revision)
-        start, end = int(m["start"]), m["end"]
-        return cls(
-            path=m["path"],
-            start_line=start,
-            end_line=int(end) if end is not None else None,
-            revision=revision,
-        )
+        m = _RANGE.fullmatch(tail)
+        start = int(m["start"]) if m else 0
+        end = int(m["end"]) if m and m["end"] is not None else None
+        if not path or m is None or start < 1 or (end is not None and end < start):
+            raise ClaimParseError(
+                f"bad locator {spec!r}: after ':' comes a line range START or START-END "
+                f"(1-based, START <= END), not {tail!r}"
+            )
+        return cls(path=path, start_line=start, end_line=end, revision=revision)
 
     def __str__(self) -> str:
         where = self.path
@@ -146,7 +155,8 @@ class Locator(BaseModel):
         return f"{self.revision}:{where}" if self.revision else where
 
 
-_LOCATOR_SPEC = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
+_RANGE_ATTEMPT = re.compile(r"[A-Za-z0-9_-]*")
+_RANGE = re.compile(r"(?P<start>[0-9]+)(?:-(?P<end>[0-9]+))?")
 
 
 class ChangeClaim(BaseModel):
@@ -168,20 +178,6 @@ class HashClaim(BaseModel):
     revision: str | None = None
 
 
-def _loads(raw: str | bytes) -> Any:
-    if isinstance(raw, bytes):
-        try:
-            raw = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ClaimParseError(
-                f"manifest is not valid UTF-8: {exc.reason} at byte {exc.start}"
-            ) from None
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ClaimParseError(f"manifest is not valid JSON: {exc}") from None
-
-
 def _short(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors()[:3]:
@@ -198,12 +194,16 @@ def parse_manifest(raw: Any) -> tuple[list[SelfReport], list[tuple[int, str]]]:
     ``items`` key, or JSON text/bytes of any of those. Returns the items that parsed and
     ``(index, error)`` for each that did not: one malformed item must not hide the
     others, and must not vanish either. Raises ``ClaimParseError`` only when the whole
-    input is unusable (bad JSON, not a list of items at all).
+    input is unusable (bad JSON, not a list of items at all), and its subclass
+    ``ClaimTooLarge`` when the input is past a cap of :mod:`trustgate._limits` (size,
+    nesting, items, citations): counted before any item is validated, so a manifest
+    of a million citations costs milliseconds, not minutes.
     """
     if isinstance(raw, ChangesManifest):
+        _count(raw.items)
         return list(raw.items), []
-    if isinstance(raw, (str, bytes)):
-        raw = _loads(raw)
+    if isinstance(raw, (str, bytes, bytearray)):
+        raw = _limits.loads_json(raw, "manifest")
     if isinstance(raw, Mapping):
         if "items" not in raw:
             raise ClaimParseError("manifest object has no 'items' list")
@@ -212,9 +212,11 @@ def parse_manifest(raw: Any) -> tuple[list[SelfReport], list[tuple[int, str]]]:
         raw = [raw]
     if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
         raise ClaimParseError(f"manifest must be a list of items, got {type(raw).__name__}")
+    _count(raw)
+    _limits.check_claim(raw, "manifest")
     items: list[SelfReport] = []
     errors: list[tuple[int, str]] = []
-    for i, entry in enumerate(_iter(raw)):
+    for i, entry in enumerate(raw):
         if isinstance(entry, SelfReport):
             items.append(entry)
             continue
@@ -225,5 +227,18 @@ def parse_manifest(raw: Any) -> tuple[list[SelfReport], list[tuple[int, str]]]:
     return items, errors
 
 
-def _iter(seq: Iterable[Any]) -> Iterable[Any]:
-    yield from seq
+def _count(items: Sequence[Any]) -> None:
+    """Items and citations against their caps, from the raw shape (nothing validated)."""
+    _limits.check_manifest_size(len(items), 0)
+    citations = 0
+    for entry in items:
+        evidence = (
+            entry.evidence
+            if isinstance(entry, SelfReport)
+            else entry.get("evidence")
+            if isinstance(entry, Mapping)
+            else None
+        )
+        if isinstance(evidence, Sequence) and not isinstance(evidence, (str, bytes)):
+            citations += len(evidence)
+    _limits.check_manifest_size(len(items), citations)

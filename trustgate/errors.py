@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ArtifactIntegrityError",
     "ClaimParseError",
+    "ClaimTooLarge",
     "ConfigurationError",
     "EvidenceRefused",
     "GateHalted",
@@ -23,6 +24,7 @@ __all__ = [
     "InputError",
     "LangGraphCompatibilityError",
     "LedgerConflict",
+    "LedgerTampered",
     "TrustgateError",
     "VerdictError",
 ]
@@ -46,6 +48,14 @@ class ClaimParseError(InputError):
     Verifiers turn this into a failed finding (``malformed_claim``) rather than
     letting it escape: a malformed claim is a failed inspection, never a pass.
     """
+
+
+class ClaimTooLarge(ClaimParseError):
+    """A claim is past one of the caps in :mod:`trustgate._limits` (size, nesting,
+    citations per manifest, draft length): refused unread, finding code
+    ``claim_too_large``, never a pass."""
+
+    code = "claim_too_large"
 
 
 class EvidenceRefused(TrustgateError):
@@ -93,6 +103,18 @@ class ArtifactIntegrityError(TrustgateError):
     """An artifact's id or content hash does not match its own fields."""
 
 
+class LedgerTampered(ArtifactIntegrityError):
+    """A stored artifact row does not match its own integrity data (its excerpt, id or
+    seal): someone edited the database. Finding code ``ledger_tampered``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"ledger_tampered: {message}")
+        self.reason = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.reason,))
+
+
 class VerdictError(TrustgateError):
     """A model verifier's verdict is not exactly one well-formed, agreeing object."""
 
@@ -101,15 +123,39 @@ class LangGraphCompatibilityError(TrustgateError):
     """LangGraph internals trustgate relies on are not what this version expects."""
 
 
+def _declaration(part: str) -> str:
+    """``messages[2].text`` → ``messages.text``; ``send[0]`` → ``send``."""
+    key, sep, rest = part.partition("[")
+    if not sep:
+        return part
+    facet = rest.partition("]")[2].lstrip(".")
+    return f"{key}.{facet}" if facet and key != "send" else key
+
+
 class GateHalted(TrustgateError):
     """A trust gate stopped the run: nothing it had not cleared was released.
 
     Carries the :class:`~trustgate.report.Report` of the halted crossing, which was
-    persisted (state, stream) before the run stopped.
+    persisted (state, stream) before the run stopped. The message names the failed
+    checks by verifier and code only: it ends up in logs and in the error status of
+    tracing backends, and finding messages may quote what the model claimed (they are
+    in ``.report``).
     """
 
     def __init__(self, report: Report, message: str | None = None) -> None:
-        reasons = "; ".join(str(f) for f in report.failed) or report.error or "halted"
+        codes = dict.fromkeys(f"{f.verifier}/{f.code}" for f in report.failed)
+        reasons = "; ".join(codes) or ("verifier error" if report.error else "halted")
+        # parts nobody verified are named with the one-line fix: a part name is where
+        # the node wrote, never what it wrote
+        held = sorted(
+            {f.subject for f in report.failed if f.code == "unverified_output" and f.subject}
+        )
+        if held:
+            fixes = sorted({_declaration(p) for p in held})
+            reasons += (
+                f" ({', '.join(held)}: read them in a gate or declare them: "
+                f"TrustGate(..., passthrough={fixes!r}))"
+            )
         super().__init__(message or f"gate {report.gate!r} on {report.node!r} halted: {reasons}")
         self.report = report
 

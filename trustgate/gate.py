@@ -1,72 +1,87 @@
-"""The trust-boundary node: read → verify → decide → apply → record.
+"""One crossing: read → verify → decide → apply → record.
 
 :class:`TrustGate` holds what a crossing needs (how to read claims, which verifiers,
-which evidence, which policies) and runs one crossing over a guarded node's raw
-update with :meth:`TrustGate.check` / :meth:`TrustGate.acheck`. ``trustgate.guard``
-installs it as a real node in a graph; the create_agent middleware calls the same
-methods. Whatever path calls it, the rules hold:
+which evidence, which policies, what may pass unverified). :func:`run_chain` runs the
+gates of one guarded node over what the node emitted; ``guard()`` calls it inside the
+node's own task, :meth:`TrustGate.check` calls it on a plain update. The crossing is
+written once, as a generator that yields the verifier runs it needs; a sync and an
+async driver run those, so there is one path for both. Whatever calls it, the rules
+hold:
 
-* claims come from this step's update only; no claims is a failure (``no_claims``)
-  unless ``require_claims=False``;
-* a verifier that raises or outlives its timeout halts the crossing, with the error
-  in the report (same input, same result: no retry);
-* a model verifier (``retries=1``) gets exactly one retry on an outage or an
-  unparseable verdict, then halts;
-* failures no policy resolved halt: nothing uninspected is released.
+* claims come from this step's output only; a missing claim is a failure
+  (``no_claims``) unless ``require_claims=False``;
+* every part of the output is read by a gate, declared ``passthrough``, or held: an
+  unaccounted part halts the crossing (``unverified_output``), and so does a node
+  rewriting the state its gate takes evidence from (``evidence_rewritten``);
+* a verifier that raises or outlives its time limit halts the crossing, with the
+  error in the report (a model verifier with ``retries=1`` gets exactly one retry);
+* a policy that cannot apply leaves its findings unresolved; failures no policy
+  resolved halt: nothing uninspected is released.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
-import threading
-from collections.abc import Callable, Mapping, Sequence
+import logging
+import secrets
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Generic
 
-from langgraph.errors import GraphBubbleUp
-from pydantic_core import to_jsonable_python
+from langchain_core.messages import AIMessage, BaseMessage
+from pydantic import BaseModel
+from typing_extensions import TypeVar
 
-from trustgate import telemetry
-from trustgate.errors import ClaimParseError, ConfigurationError
+from trustgate import _executor, otel
+from trustgate._output import NodeOutput, facets, with_text, without_tool_calls
+from trustgate.errors import ClaimParseError, ConfigurationError, GateHalted
+from trustgate.errors import _declaration as declaration
 from trustgate.findings import Finding
-from trustgate.policy import Crossing, Policy, policy_chain
-from trustgate.readers import ClaimsReader, as_reader
-from trustgate.report import Report
+from trustgate.policies import policy_chain
+from trustgate.policies._decision import (
+    Ask,
+    CutText,
+    DropToolCalls,
+    PrependText,
+    Release,
+    ReplaceText,
+    Rerender,
+    Rewrite,
+    SetPath,
+    Stop,
+    reasons,
+)
+from trustgate.readers import Read, as_reader, covered
+from trustgate.report import Approval, Decision, OverrideRecord, Report
 from trustgate.verifiers.base import Evidence, EvidenceSources, Verifier
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "GateResult",
     "TrustGate",
     "VerifierFailure",
-    "add_report_listener",
-    "remove_report_listener",
+    "adrive",
+    "arun_verifier",
+    "drive",
+    "run_chain",
+    "run_verifier",
 ]
 
-_listeners: list[Callable[[Report], None]] = []
-_PAUSED_MAX = 4096
+logger = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds a verifier may run when neither it nor its gate says otherwise."""
+
+ClaimsT = TypeVar("ClaimsT", default=Any)  # bare TrustGate means TrustGate[Any]
 
 
-def add_report_listener(fn: Callable[[Report], None]) -> None:
-    """Call ``fn`` with every finished report (telemetry, audit logs)."""
-    _listeners.append(fn)
-
-
-def remove_report_listener(fn: Callable[[Report], None]) -> None:
-    if fn in _listeners:
-        _listeners.remove(fn)
-
-
-def _notify(report: Report) -> None:
-    for fn in list(_listeners):
-        with contextlib.suppress(Exception):  # a listener never changes an outcome
-            fn(report)
+# --- the verifier runs a crossing asks for -----------------------------------------
 
 
 class VerifierFailure(Exception):
-    """A verifier raised or timed out (internal; becomes a halt with the error)."""
+    """A verifier raised or timed out (becomes a halt with the error)."""
 
     def __init__(self, verifier: str, code: str, error: str) -> None:
         super().__init__(f"{verifier}: {error}")
@@ -75,75 +90,27 @@ class VerifierFailure(Exception):
         self.error = error
 
 
-@dataclass
-class GateResult:
-    """The outcome of one crossing.
-
-    ``update`` is what may be written to user state (``None`` unless released);
-    ``writes`` are the gate's own state writes (issue lists for a re-render).
-    """
-
-    report: Report
-    update: dict[str, Any] | None
-    route: str
-    rerender_to: str | None = None
-    writes: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def released(self) -> bool:
-        return self.report.released
+@dataclass(frozen=True, slots=True)
+class _Verify:
+    verifier: Any
+    claims: Any
+    evidence: Evidence
+    timeout: float
 
 
-def _run_in_thread(fn: Callable[[], Any], timeout: float) -> Any:
-    """Run ``fn`` in a daemon thread; a hung verifier cannot keep the process alive."""
-    box: dict[str, Any] = {}
-    ctx = contextvars.copy_context()
+def _quiet(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """Run ``fn`` outside the node's LangChain run: a verifier's own model call must
+    not stream into the graph's token stream or callbacks."""
+    from langchain_core.runnables.config import var_child_runnable_config
 
-    def target() -> None:
-        try:
-            box["value"] = ctx.run(fn)
-        except BaseException as exc:
-            box["error"] = exc
+    def run() -> Any:
+        var_child_runnable_config.set(None)
+        return fn()
 
-    t = threading.Thread(target=target, name="trustgate-verifier", daemon=True)
-    t.start()
-    t.join(timeout)
-    if t.is_alive():
-        raise TimeoutError(f"did not finish within {timeout:g}s")
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
+    return run
 
 
-async def _arun_in_thread(fn: Callable[[], Any], timeout: float | None) -> Any:
-    loop = asyncio.get_running_loop()
-    fut: asyncio.Future[Any] = loop.create_future()
-    ctx = contextvars.copy_context()
-
-    def settle(value: Any, err: BaseException | None) -> None:
-        if fut.done():
-            return
-        if err is not None:
-            fut.set_exception(err)
-        else:
-            fut.set_result(value)
-
-    def target() -> None:
-        try:
-            value = ctx.run(fn)
-        except BaseException as exc:
-            loop.call_soon_threadsafe(settle, None, exc)
-        else:
-            loop.call_soon_threadsafe(settle, value, None)
-
-    threading.Thread(target=target, name="trustgate-verifier", daemon=True).start()
-    try:
-        return await asyncio.wait_for(asyncio.shield(fut), timeout)
-    except TimeoutError:
-        raise TimeoutError(f"did not finish within {timeout:g}s") from None
-
-
-def _check_result(name: str, result: Any) -> list[Finding]:
+def _as_findings(name: str, result: Any) -> list[Finding]:
     if isinstance(result, Finding):
         return [result]
     if not isinstance(result, (list, tuple)) or not all(isinstance(f, Finding) for f in result):
@@ -151,65 +118,494 @@ def _check_result(name: str, result: Any) -> list[Finding]:
     return list(result)
 
 
-def _attempts(v: Verifier) -> int:
+def _attempts(v: Any) -> int:
     return 1 + max(0, int(getattr(v, "retries", 0) or 0))
 
 
-def _verify_sync(v: Verifier, claims: Any, evidence: Evidence) -> list[Finding]:
+def _run_sync(req: _Verify) -> list[Finding]:
+    from langgraph.errors import GraphBubbleUp
+
+    v = req.verifier
     last: BaseException | None = None
     code = "verifier_error"
     for _ in range(_attempts(v)):
         try:
-            if v.timeout is None:
-                result = v.verify(claims, evidence)
+            call = _quiet(lambda: v.verify(req.claims, req.evidence))
+            if getattr(v, "bounded", False):
+                result = contextvars.copy_context().run(call)
             else:
-                result = _run_in_thread(lambda: v.verify(claims, evidence), v.timeout)
-            return _check_result(v.name, result)
+                result = _executor.run_sync(call, req.timeout)
+            return _as_findings(v.name, result)
         except GraphBubbleUp:
             raise
-        except TimeoutError as exc:
+        except (_executor.VerifierTimeout, TimeoutError) as exc:
             last, code = exc, "verifier_timeout"
         except Exception as exc:
             last, code = exc, "verifier_error"
     raise VerifierFailure(v.name, code, f"{type(last).__name__}: {last}")
 
 
-async def _verify_async(v: Verifier, claims: Any, evidence: Evidence) -> list[Finding]:
+async def _run_async(req: _Verify) -> list[Finding]:
+    from langgraph.errors import GraphBubbleUp
+
+    v = req.verifier
+    # a native coroutine runs on the loop; a sync check runs on trustgate's own threads,
+    # never on the loop's default executor (where a stuck one would starve LangGraph's
+    # own sync nodes)
+    averify = getattr(v, "averify", None) if getattr(v, "is_async", True) else None
     last: BaseException | None = None
     code = "verifier_error"
-    averify = getattr(v, "averify", None)
     for _ in range(_attempts(v)):
         try:
             if averify is not None:
-                result = await asyncio.wait_for(averify(claims, evidence), v.timeout)
+                ctx = contextvars.copy_context()
+                coro = ctx.run(_quiet(lambda: averify(req.claims, req.evidence)))
+                result = await asyncio.wait_for(coro, req.timeout)
             else:
-                result = await _arun_in_thread(lambda: v.verify(claims, evidence), v.timeout)
-            return _check_result(v.name, result)
+                call = _quiet(lambda: v.verify(req.claims, req.evidence))
+                result = await _executor.run_async(call, req.timeout)
+            return _as_findings(v.name, result)
         except GraphBubbleUp:
             raise
-        except TimeoutError as exc:
+        except (_executor.VerifierTimeout, TimeoutError) as exc:
             last, code = exc, "verifier_timeout"
         except Exception as exc:
             last, code = exc, "verifier_error"
     raise VerifierFailure(v.name, code, f"{type(last).__name__}: {last}")
 
 
+run_verifier = _run_sync
+arun_verifier = _run_async
+
+T = TypeVar("T")
+Steps = Generator[_Verify, Any, T]
+
+
+def drive(gen: Steps[T], run: Callable[[Any], list[Finding]] | None = None) -> T:
+    """Run a crossing synchronously (``run`` runs one verifier request)."""
+    runner = run or _run_sync
+    try:
+        req = next(gen)
+        while True:
+            try:
+                found: Any = runner(req)
+            except VerifierFailure as exc:
+                req = gen.throw(exc)
+            else:
+                req = gen.send(found)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
+async def adrive(gen: Steps[T], run: Callable[[Any], Any] | None = None) -> T:
+    """Run a crossing asynchronously (verifiers with ``averify`` run natively)."""
+    runner = run or _run_async
+    try:
+        req = next(gen)
+        while True:
+            try:
+                found: Any = await runner(req)
+            except VerifierFailure as exc:
+                req = gen.throw(exc)
+            else:
+                req = gen.send(found)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
+# --- where the output is rewritten ---------------------------------------------------
+
+
+class CannotApply(Exception):
+    """A decision names something the output does not have (internal)."""
+
+
+_MSG_REF = "["
+
+
+def _split_target(target: str) -> tuple[str, list[str], int | None, str | None]:
+    """``messages[-1].tool_calls`` → (``messages``, [], -1, ``tool_calls``);
+    ``review.summary`` → (``review``, [``summary``], None, None)."""
+    if _MSG_REF in target.split(".", 1)[0]:
+        head, _, rest = target.partition("[")
+        index, _, facet = rest.partition("]")
+        try:
+            k = int(index)
+        except ValueError as exc:
+            raise CannotApply(f"{target!r} is not a message reference") from exc
+        return head, [], k, facet.lstrip(".") or None
+    key, *path = target.split(".")
+    return key, path, None, None
+
+
+def _message_item(output: NodeOutput, key: str, k: int) -> Any:
+    items = output.messages(key)
+    if k < 0:
+        new_ai = [i for i in items if i.new and isinstance(output.message(i), AIMessage)]
+        if not new_ai:
+            raise CannotApply(f"no AI message under {key!r}")
+        return new_ai[k] if -k <= len(new_ai) else new_ai[0]
+    if k >= len(items):
+        raise CannotApply(f"{key}[{k}] does not exist")
+    return items[k]
+
+
+def _last_write(output: NodeOutput, key: str) -> int:
+    for i in range(len(output.writes) - 1, -1, -1):
+        if output.writes[i].key == key:
+            return i
+    raise CannotApply(f"the output has no {key!r}")
+
+
+def _child(container: Any, name: str) -> Any:
+    if isinstance(container, BaseModel):
+        if name not in type(container).model_fields:
+            raise CannotApply(f"{type(container).__name__} has no field {name!r}")
+        return getattr(container, name)
+    if isinstance(container, Mapping):
+        if name not in container:
+            raise CannotApply(f"no field {name!r}")
+        return container[name]
+    if isinstance(container, (list, tuple)):
+        try:
+            return container[int(name)]
+        except (ValueError, IndexError) as exc:
+            raise CannotApply(f"no item {name!r}") from exc
+    import dataclasses
+
+    if dataclasses.is_dataclass(container) and not isinstance(container, type):
+        if name not in {f.name for f in dataclasses.fields(container)}:
+            raise CannotApply(f"no field {name!r}")
+        return getattr(container, name)
+    raise CannotApply(f"cannot look inside a {type(container).__name__} for {name!r}")
+
+
+def _with_child(container: Any, name: str, value: Any) -> Any:
+    _child(container, name)  # must exist
+    if isinstance(container, BaseModel):
+        return container.model_copy(update={name: value})
+    if isinstance(container, Mapping):
+        return {**container, name: value}
+    if isinstance(container, (list, tuple)):
+        items = list(container)
+        items[int(name)] = value
+        return type(container)(items) if isinstance(container, tuple) else items
+    import dataclasses
+
+    return dataclasses.replace(container, **{name: value})
+
+
+def get_path(output: NodeOutput, path: str) -> Any:
+    try:
+        key, parts, k, _facet = _split_target(path)
+        if k is not None:
+            item = _message_item(output, key, k)
+            return output.message(item)
+        value = output.value_of(_last_write(output, key))
+        for name in parts:
+            value = _child(value, name)
+        return value
+    except CannotApply:
+        return None
+
+
+def _set_path(output: NodeOutput, path: str, value: Any, *, create_leaf: bool = False) -> None:
+    key, parts, k, _facet = _split_target(path)
+    if k is not None:
+        raise CannotApply(f"{path!r} names a message, not a field")
+    index = _last_write(output, key)
+    if not parts:
+        output.set_value(index, value)
+        return
+
+    def put(container: Any, rest: list[str]) -> Any:
+        name = rest[0]
+        if len(rest) == 1:
+            if create_leaf and isinstance(container, Mapping) and name not in container:
+                return {**container, name: value}
+            return _with_child(container, name, value)
+        return _with_child(container, name, put(_child(container, name), rest[1:]))
+
+    output.set_value(index, put(output.value_of(index), parts))
+
+
+def text_at(output: NodeOutput, target: str) -> str | None:
+    try:
+        key, _parts, k, _facet = _split_target(target)
+        if k is not None:
+            msg = output.message(_message_item(output, key, k))
+            return None if msg is None else facets(msg).text
+    except CannotApply:
+        return None
+    value = get_path(output, target)
+    return value if isinstance(value, str) else None
+
+
+def _set_text(output: NodeOutput, target: str, text: str) -> None:
+    key, _parts, k, _facet = _split_target(target)
+    if k is not None:
+        item = _message_item(output, key, k)
+        msg = output.message(item)
+        if msg is None:
+            raise CannotApply(f"{target!r} is a message in a form that cannot be rebuilt")
+        output.set_message(item, with_text(msg, text))
+        return
+    if not isinstance(get_path(output, target), str):
+        raise CannotApply(f"{target!r} does not hold text")
+    _set_path(output, target, text)
+
+
+def apply_rewrite(output: NodeOutput, rewrite: Rewrite) -> None:
+    """Apply one rewrite to ``output`` (copy on write); :class:`CannotApply` if it
+    names something the output does not have."""
+    if isinstance(rewrite, SetPath):
+        if get_path(output, rewrite.path) is None and not _exists(output, rewrite.path):
+            raise CannotApply(f"the output has no field {rewrite.path!r}")
+        _set_path(output, rewrite.path, rewrite.value)
+        if rewrite.note_path and rewrite.note:
+            current = get_path(output, rewrite.note_path)
+            text = current if isinstance(current, str) else ""
+            if (current is None or isinstance(current, str)) and rewrite.note.strip() not in text:
+                try:
+                    _set_path(output, rewrite.note_path, text + rewrite.note, create_leaf=True)
+                except CannotApply as exc:
+                    logger.warning("override note not written: %s", exc)
+    elif isinstance(rewrite, ReplaceText):
+        if text_at(output, rewrite.target) is None:
+            raise CannotApply(f"no text at {rewrite.target!r}")
+        _set_text(output, rewrite.target, rewrite.text)
+    elif isinstance(rewrite, PrependText):
+        current = text_at(output, rewrite.target)
+        if current is None:
+            raise CannotApply(f"no text at {rewrite.target!r}")
+        _set_text(output, rewrite.target, rewrite.text + current)
+    elif isinstance(rewrite, CutText):
+        current = text_at(output, rewrite.target)
+        if current is None:
+            raise CannotApply(f"no text at {rewrite.target!r}")
+        for fragment in rewrite.fragments:
+            current = _cut(current, fragment)
+        _set_text(output, rewrite.target, current)
+    elif isinstance(rewrite, DropToolCalls):
+        key, _parts, k, _facet = _split_target(rewrite.target)
+        if k is None:
+            raise CannotApply(f"{rewrite.target!r} is not a message")
+        item = _message_item(output, key, k)
+        msg = output.message(item)
+        if msg is None:
+            raise CannotApply(f"{rewrite.target!r} is a message that cannot be rebuilt")
+        output.set_message(item, without_tool_calls(msg, set(rewrite.ids)))
+    else:  # pragma: no cover - the Rewrite union is closed
+        raise CannotApply(f"unknown rewrite {rewrite!r}")
+
+
+def _exists(output: NodeOutput, path: str) -> bool:
+    try:
+        key, parts, k, _f = _split_target(path)
+        if k is not None:
+            _message_item(output, key, k)
+            return True
+        value = output.value_of(_last_write(output, key))
+        for name in parts:
+            value = _child(value, name)
+        return True
+    except CannotApply:
+        return False
+
+
+def _cut(text: str, fragment: str) -> str:
+    import re
+
+    out = text.replace(fragment, "")
+    out = re.sub(r"[ \t]{2,}", " ", out)
+    return re.sub(r" +([.,;:])", r"\1", out)
+
+
+# --- one crossing --------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """Where a crossing happens: the node, its state and run context, the run ids."""
+
+    node: str = ""
+    state: Any = None
+    context: Any = None
+    attempt: int = 1
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    config: Any = None
+    can_rerender: bool = False
+
+
+@dataclass
+class GateResult:
+    """The outcome of one gate's crossing.
+
+    ``output`` is the node output as released (rewrites applied); ``update`` is its
+    key → value view (``None`` unless released).
+    """
+
+    report: Report
+    route: str
+    output: NodeOutput | None = None
+    rerender: Rerender | None = None
+
+    @property
+    def released(self) -> bool:
+        return self.report.released
+
+    @property
+    def update(self) -> dict[str, Any] | None:
+        if self.route != "release" or self.output is None:
+            return None
+        return self.output.update
+
+    @property
+    def rerender_to(self) -> str | None:
+        """The node to run again (the guarded node itself), on a re-render."""
+        return self.report.node if self.rerender is not None else None
+
+    @property
+    def writes(self) -> dict[str, Any]:
+        """What a re-render hands the producer: the issues under their state key."""
+        r = self.rerender
+        if r is None or r.issues_key is None:
+            return {}
+        return {r.issues_key: list(r.issues)}
+
+
+class _Crossing:
+    """One gate's crossing in progress; also the read-only view policies get."""
+
+    def __init__(self, gate: TrustGate[Any], output: NodeOutput, ctx: Context, read: Read) -> None:
+        self._gate = gate
+        self.output = output
+        self.ctx = ctx
+        self.read = read
+        self.findings: list[Finding] = []
+        self.resolved: set[int] = set()
+        self.overrides: list[OverrideRecord] = []
+        self.decision: Decision = "pass"
+        self.route = "release"
+        self.error: str | None = None
+        self.approval: Approval | None = None
+        self.rerender: Rerender | None = None
+        self.accounting: dict[str, str] = {}
+        self.started = datetime.now(UTC)
+        self.evidence = Evidence()
+        self.span: Any = None
+
+    # view for policies
+    @property
+    def gate(self) -> str:
+        return self._gate.name
+
+    @property
+    def node(self) -> str:
+        return self.ctx.node
+
+    @property
+    def attempt(self) -> int:
+        return self.ctx.attempt
+
+    @property
+    def can_rerender(self) -> bool:
+        return self.ctx.can_rerender
+
+    @property
+    def claims(self) -> Any:
+        return self.read.claims
+
+    @property
+    def target(self) -> str | None:
+        return self.read.target
+
+    @property
+    def unresolved(self) -> list[Finding]:
+        return [f for i, f in enumerate(self.findings) if f.blocking and i not in self.resolved]
+
+    def get(self, path: str) -> Any:
+        return get_path(self.output, path)
+
+    def text(self, target: str) -> str | None:
+        return text_at(self.output, target)
+
+    def report_draft(self) -> dict[str, Any]:
+        return self.report(draft=True).to_json_dict()
+
+    # bookkeeping
+    def resolve(self, findings: Sequence[Finding]) -> None:
+        ids = {id(f) for f in findings}
+        for i, f in enumerate(self.findings):
+            if id(f) in ids:
+                self.resolved.add(i)
+
+    def halt(self, reason: str) -> None:
+        self.route = "halt"
+        self.decision = "halted"
+        self.overrides.append(OverrideRecord(kind="halt", target=self.node, reason=reason))
+
+    def report(self, *, draft: bool = False) -> Report:
+        claims = self.read.claims
+        claim_list = (
+            []
+            if claims is None
+            else list(claims)
+            if isinstance(claims, (list, tuple))
+            else [claims]
+        )
+        meta = self.ctx.meta
+        thread = meta.get("thread_id")
+        return Report.model_construct(
+            id=secrets.token_hex(16),  # not uuid4: runs that pin uuid4 keep their ids
+            gate=self._gate.name,
+            node=self.ctx.node,
+            claims=[_jsonable(c) for c in claim_list],
+            findings=list(self.findings),
+            decision="review" if draft else self.decision,
+            overrides=list(self.overrides),
+            released=self.route == "release" and not draft,
+            error=self.error,
+            approval=self.approval,
+            attempt=self.ctx.attempt,
+            accounting=dict(self.accounting),
+            thread_id=None if thread is None else str(thread),
+            run_id=meta.get("run_id"),
+            step=meta.get("step"),
+            checkpoint_ns=meta.get("checkpoint_ns"),
+            task_id=meta.get("task_id"),
+            started_at=self.started,
+            finished_at=datetime.now(UTC),
+        )
+
+
 def _jsonable(value: Any) -> Any:
+    from pydantic_core import to_jsonable_python
+
+    if isinstance(value, BaseMessage):
+        return value.text
     return to_jsonable_python(value, fallback=repr)
 
 
-class TrustGate:
-    """A trust boundary: verifies what one node claims before anything acts on it.
+class TrustGate(Generic[ClaimsT]):
+    """A trust boundary: verifies what one node emits before anything acts on it.
 
     Args:
-        name: the gate's name (also its node name once guarded).
-        reads: where the claims are in the guarded node's update: a
-            :class:`~trustgate.readers.ClaimsReader`, a state key, or a function.
+        name: the gate's name (in reports, spans and errors).
+        reads: where the claims are in the guarded node's output: a reader
+            (``FromKey``, ``LastAIText``, ``ToolCallArgs``, ``Routes``,
+            ``StreamWrites``), a state key, or a function of the update.
         verifiers: deterministic checks (plus at most a model verifier).
         policy: what a blocking failure does; a list is applied in order. Default
-            :class:`~trustgate.policy.Halt`.
+            :class:`~trustgate.policies.Halt`.
         evidence: where the verifiers read truth (fixed, from state, from context).
-        require_claims: when nothing is read, fail ``no_claims`` instead of passing.
+        require_claims: when the claims are missing, fail ``no_claims`` instead of
+            passing.
+        passthrough: parts of the output this gate lets through unverified: state
+            keys (``"info"``), message facets (``"messages.text"``), ``"goto"``,
+            ``"send"``, ``"custom"``, or ``"*"`` for everything. Anything the gate
+            neither reads nor lets through is held, and the crossing halts.
+        timeout: seconds a verifier without its own ``timeout`` may run.
 
     Example:
         ```python
@@ -228,231 +624,211 @@ class TrustGate:
         self,
         name: str,
         *,
-        reads: ClaimsReader | str | Callable[[Mapping[str, Any]], Any],
+        reads: Any = None,
         verifiers: Sequence[Verifier] = (),
-        policy: Policy | Sequence[Policy] | None = None,
+        policy: Any = None,
         evidence: EvidenceSources | None = None,
         require_claims: bool = True,
+        passthrough: str | Sequence[str] = (),
+        timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         if not name or not isinstance(name, str):
             raise ConfigurationError("a gate needs a name")
-        for v in verifiers:
+        if not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise ConfigurationError("timeout must be a positive number of seconds")
+        self.name = name
+        self.reader = as_reader(reads)
+        self.policies = policy_chain(policy)
+        chain = list(verifiers)
+        have = {type(v) for v in chain}
+        for p in self.policies:
+            for extra in getattr(p, "required_verifiers", lambda: [])():
+                if type(extra) not in have:
+                    chain.append(extra)
+                    have.add(type(extra))
+        for v in chain:
             if not isinstance(v, Verifier):
                 raise ConfigurationError(
                     f"{v!r} is not a Verifier (needs name, timeout and verify(claims, evidence))"
                 )
-        names = [v.name for v in verifiers]
+        names = [v.name for v in chain]
         if len(set(names)) != len(names):
             raise ConfigurationError(f"verifier names must be unique in a gate: {names}")
-        self.name = name
-        self.reader = as_reader(reads)
-        self.verifiers = tuple(verifiers)
-        self.policies = policy_chain(policy)
+        self.verifiers = tuple(chain)
         self.evidence = evidence if evidence is not None else EvidenceSources()
         self.require_claims = require_claims
-        self._paused: dict[Any, list[Finding]] = {}
-        self._paused_lock = threading.Lock()
+        if isinstance(passthrough, str):
+            passthrough = [passthrough]
+        bad = [p for p in passthrough if not isinstance(p, str) or not p]
+        if bad:
+            raise ConfigurationError(f"passthrough entries must be part names, not {bad!r}")
+        self.passthrough = frozenset(passthrough)
+        self.timeout = float(timeout)
 
     def __repr__(self) -> str:
         return f"TrustGate({self.name!r}, verifiers={[v.name for v in self.verifiers]})"
 
-    # -- reading -------------------------------------------------------------------
+    @property
+    def evidence_keys(self) -> set[str]:
+        return self.evidence.state_keys()
 
-    def _read(self, update: Mapping[str, Any]) -> tuple[Any, list[Finding]]:
+    # -- reading -----------------------------------------------------------------
+
+    def read(self, output: NodeOutput) -> tuple[Read, list[Finding]]:
+        """The claims in ``output`` and the failures reading them produced."""
         try:
-            claims = self.reader.read(update)
+            r: Read = self.reader.read_output(output)
         except ClaimParseError as exc:
-            return None, [Finding.failed("gate", "malformed_claim", str(exc))]
-        if claims is None or (isinstance(claims, (list, tuple, dict, str)) and not claims):
-            if self.require_claims:
-                return None, [
-                    Finding.failed(
-                        "gate",
-                        "no_claims",
-                        f"no claims at {self.reader.target} in this step's update",
-                    )
-                ]
-            return None, []
-        return claims, []
+            target = getattr(self.reader, "target", None)
+            code = getattr(exc, "code", "malformed_claim")
+            return Read(None, frozenset({target}) if target else frozenset(), target), [
+                Finding.failed("gate", code, str(exc))
+            ]
+        except RecursionError:
+            return Read(None), [
+                Finding.failed("gate", "malformed_claim", "the claim is nested too deeply")
+            ]
+        if r.absent == "missing" and self.require_claims:
+            return r, [Finding.failed("gate", "no_claims", r.reason or "no claims in this step")]
+        return r, []
 
-    def _start(
+    # -- one crossing ------------------------------------------------------------
+
+    def crossing(
         self,
-        update: Mapping[str, Any],
-        node: str,
-        state: Mapping[str, Any] | None,
-        context: Any,
-        attempt: int,
-    ) -> tuple[Crossing, bool]:
-        claims, findings = self._read(update)
-        crossing = Crossing(
-            gate=self.name,
-            node=node,
-            reader=self.reader,
-            update=dict(update),
-            claims=claims,
-            findings=findings,
-            evidence=Evidence(),
-            state=state or {},
-            attempt=attempt,
-        )
-        try:
-            crossing.evidence = self.evidence.resolve(state, context)
-        except ConfigurationError as exc:
-            crossing.error = str(exc)
-            crossing.findings.append(Finding.failed("gate", "evidence_unavailable", str(exc)))
-            crossing.halt(str(exc))
-            return crossing, False
-        return crossing, claims is not None
+        output: NodeOutput,
+        ctx: Context,
+        *,
+        first: tuple[Read, list[Finding]] | None = None,
+        held: Sequence[Finding] = (),
+        accounting: Mapping[str, str] | None = None,
+    ) -> Steps[GateResult]:
+        """The crossing as a generator of verifier runs (see :func:`drive`)."""
+        read, read_failures = first if first is not None else self.read(output)
+        c = _Crossing(self, output, ctx, read)
+        c.accounting = dict(accounting or {})
+        c.findings.extend(read_failures)
+        with otel.crossing(self.name, ctx.node, config=ctx.config, attempt=ctx.attempt) as span:
+            c.span = span
+            try:
+                if held:
+                    c.findings.extend(held)
+                    c.halt(reasons(list(held)))
+                else:
+                    try:
+                        c.evidence = self.evidence.resolve(ctx.state, ctx.context)
+                    except ConfigurationError as exc:
+                        c.error = str(exc)
+                        c.findings.append(Finding.failed("gate", "evidence_unavailable", str(exc)))
+                        c.halt(str(exc))
+                if c.route == "release" and read.claims is not None:
+                    yield from self._verify(c)
+                if c.route == "release":
+                    yield from self._decide(c)
+                result = GateResult(
+                    c.report(),
+                    c.route,
+                    c.output if c.route == "release" else None,
+                    c.rerender,
+                )
+            except BaseException as exc:
+                from langgraph.errors import GraphBubbleUp
 
-    def _begin(
-        self,
-        update: Mapping[str, Any],
-        node: str,
-        state: Mapping[str, Any] | None,
-        context: Any,
-        attempt: int,
-        meta: Mapping[str, Any] | None,
-    ) -> tuple[dict[str, Any], Crossing, Any, bool]:
-        """Read claims and evidence; say whether verifiers must run (the sync and async
-        crossings differ only in how they call the verifiers)."""
-        full = {"started_at": datetime.now(UTC), **(meta or {})}
-        crossing, has_claims = self._start(update, node, state, context, attempt)
-        crossing.reverify = lambda u: self._reverify_sync(u, crossing)
-        key = full.get("crossing_key")
-        must_verify = not self._restore(crossing, key) and has_claims
-        return full, crossing, key, must_verify
-
-    def _end(self, span: Any, crossing: Crossing, meta: dict[str, Any], key: Any) -> GateResult:
-        self._decide_once(crossing, meta, key)
-        result = self._finish(crossing, meta)
-        telemetry.finish_crossing(span, result.report, output_value=result.update)
+                if not isinstance(exc, GraphBubbleUp):
+                    logger.warning("gate %r crashed: %s", self.name, exc)
+                raise
+            span.finish(result.report)
         return result
 
-    def _fail_verifier(self, crossing: Crossing, failure: VerifierFailure) -> None:
-        crossing.error = str(failure)
-        crossing.findings.append(Finding.failed(failure.verifier, failure.code, failure.error))
-        crossing.halt(f"{failure.verifier}/{failure.code}")
-
-    def _reverify_sync(
-        self, update: dict[str, Any], crossing: Crossing
-    ) -> tuple[Any, list[Finding]]:
-        claims, findings = self._read(update)
-        if claims is None:
-            return claims, findings
+    def _verify(self, c: _Crossing) -> Steps[None]:
         for v in self.verifiers:
+            timeout = v.timeout if v.timeout is not None else self.timeout
             try:
-                findings.extend(_verify_sync(v, claims, crossing.evidence))
+                with c.span.verifier(v.name) as vs:
+                    found = yield _Verify(v, c.read.claims, c.evidence, timeout)
+                    vs.record(found)
             except VerifierFailure as exc:
-                findings.append(Finding.failed(exc.verifier, exc.code, exc.error))
-        return claims, findings
+                c.error = str(exc)
+                c.findings.append(Finding.failed(exc.verifier, exc.code, exc.error))
+                c.halt(f"{exc.verifier}/{exc.code}")
+                return
+            c.findings.extend(found)
 
-    # -- deciding ------------------------------------------------------------------
-
-    def _decide(self, crossing: Crossing, meta: Mapping[str, Any]) -> None:
-        if crossing.route != "release":
-            return
-        crossing.report_draft = lambda: self._report(crossing, meta, draft=True).to_json_dict()
-        for p in self.policies:
-            p.apply(crossing)
-            if crossing.settled:
+    def _decide(self, c: _Crossing) -> Steps[None]:
+        for policy in self.policies:
+            if not c.unresolved:
                 break
-        if crossing.route == "release" and crossing.unresolved:
-            crossing.halt("unresolved: " + ", ".join(f.code for f in crossing.unresolved))
+            with c.span.policy(type(policy).__name__):
+                decision = policy.decide(c)
+            if isinstance(decision, Ask):
+                from langgraph.types import interrupt
 
-    def _report(
-        self, crossing: Crossing, meta: Mapping[str, Any], *, draft: bool = False
-    ) -> Report:
-        claims = crossing.claims
-        claim_list = (
-            []
-            if claims is None
-            else list(claims)
-            if isinstance(claims, (list, tuple))
-            else [claims]
-        )
-        released = crossing.route == "release" and not draft
-        return Report(
-            gate=self.name,
-            node=crossing.node,
-            claims=[_jsonable(c) for c in claim_list],
-            findings=list(crossing.findings),
-            decision="review" if draft else crossing.decision,
-            overrides=list(crossing.overrides),
-            released=released,
-            error=crossing.error,
-            approval=crossing.approval,
-            attempt=crossing.attempt,
-            thread_id=meta.get("thread_id"),
-            run_id=meta.get("run_id"),
-            step=meta.get("step"),
-            checkpoint_ns=meta.get("checkpoint_ns"),
-            task_id=meta.get("task_id"),
-            started_at=meta.get("started_at") or datetime.now(UTC),
-            finished_at=datetime.now(UTC),
-        )
+                answer = interrupt(dict(decision.payload))
+                with c.span.policy(type(policy).__name__):
+                    decision = policy.resume(c, answer)
+            if decision is None:
+                continue
+            yield from self._apply(c, policy, decision)
+            if c.route != "release":
+                return
+        if c.unresolved:
+            c.halt("unresolved: " + reasons(c.unresolved))
 
-    def _finish(self, crossing: Crossing, meta: Mapping[str, Any]) -> GateResult:
-        report = self._report(crossing, meta)
-        _notify(report)
-        return GateResult(
-            report=report,
-            update=crossing.update if crossing.route == "release" else None,
-            route=crossing.route,
-            rerender_to=crossing.rerender_to,
-            writes=dict(crossing.writes),
-        )
-
-    # -- review resumes ------------------------------------------------------------
-
-    def _restore(self, crossing: Crossing, key: Any) -> bool:
-        """Reuse the findings a crossing had when it paused for review.
-
-        A resumed node runs again from the top; without this, a model verifier would
-        be asked again and could answer differently from what the person reviewed.
-        The cache is per process and bounded: after a restart the checks run again.
-        """
-        if key is None or crossing.route != "release":
-            return False
-        with self._paused_lock:
-            findings = self._paused.get(key)
-        if findings is None:
-            return False
-        crossing.findings = list(findings)
-        return True
-
-    def _decide_once(self, crossing: Crossing, meta: Mapping[str, Any], key: Any) -> None:
-        snapshot = list(crossing.findings)
+    def _apply(self, c: _Crossing, policy: Any, decision: Any) -> Steps[None]:
+        name = type(policy).__name__
+        if isinstance(decision, Stop):
+            c.approval = decision.approval or c.approval
+            c.halt(decision.reason)
+            return
+        if isinstance(decision, Rerender):
+            c.overrides.extend(decision.records)
+            c.route = "rerender"
+            c.decision = "rerender"
+            c.rerender = decision
+            return
+        if not isinstance(decision, Release):
+            c.halt(f"{name}: returned {type(decision).__name__}, not a decision")
+            return
+        trial = _copy_output(c.output)
         try:
-            self._decide(crossing, meta)
-        except GraphBubbleUp:
-            if key is not None:
-                with self._paused_lock:
-                    self._paused[key] = snapshot
-                    while len(self._paused) > _PAUSED_MAX:
-                        self._paused.pop(next(iter(self._paused)))
-            raise
-        if key is not None:
-            with self._paused_lock:
-                self._paused.pop(key, None)
+            for rewrite in decision.rewrites:
+                apply_rewrite(trial, rewrite)
+        except CannotApply as exc:
+            c.overrides.append(
+                OverrideRecord(kind="halt", target=c.node, reason=f"{name} cannot apply: {exc}")
+            )
+            return  # findings stay unresolved: the crossing halts at the end
+        c.output = trial
+        c.overrides.extend(decision.records)
+        c.resolve(decision.resolves)
+        if decision.approval is not None:
+            c.approval = decision.approval
+        if c.decision in ("pass", "modified") or decision.decision != "modified":
+            c.decision = decision.decision
+        if decision.reverify:
+            read, failures = self.read(c.output)
+            c.read = read
+            c.findings = list(failures)
+            c.resolved = set()
+            if read.claims is not None:
+                yield from self._verify(c)
+            if c.route == "release" and c.unresolved:
+                c.halt("edited content failed verification: " + reasons(c.unresolved))
 
-    # -- public --------------------------------------------------------------------
+    # -- public, outside a graph -------------------------------------------------
 
     def check(
         self,
         update: Mapping[str, Any],
         *,
         node: str = "",
-        state: Mapping[str, Any] | None = None,
+        state: Any = None,
         context: Any = None,
         attempt: int = 1,
         meta: Mapping[str, Any] | None = None,
-        config: Mapping[str, Any] | None = None,
-        parent: Any = None,
+        config: Any = None,
     ) -> GateResult:
-        """Run one crossing over ``update`` (the guarded node's raw update).
-
-        ``config`` and ``parent`` only place the crossing's span (``parent`` is the
-        guarded node's :func:`trustgate.telemetry.span_link`).
+        """Run one crossing over a node's update (a mapping of state key → value).
 
         Example:
             ```python
@@ -461,61 +837,121 @@ class TrustGate:
                 raise GateHalted(result.report)
             ```
         """
-        with telemetry.crossing_span(
-            self.name,
-            node,
-            input_value=dict(update),
-            config=config,
-            parent=parent,
-            attempt=attempt,
-        ) as span:
-            meta, crossing, key, must_verify = self._begin(
-                update, node, state, context, attempt, meta
-            )
-            if must_verify:
-                for v in self.verifiers:
-                    try:
-                        with telemetry.verifier_span(span, v.name) as vs:
-                            found = _verify_sync(v, crossing.claims, crossing.evidence)
-                            vs.record(found)
-                        crossing.findings.extend(found)
-                    except VerifierFailure as exc:
-                        self._fail_verifier(crossing, exc)
-                        break
-            return self._end(span, crossing, meta, key)
+        output = NodeOutput.read(dict(update), input=state)
+        ctx = Context(node, state, context, attempt, meta or {}, config)
+        return drive(run_chain([self], output, ctx))[0]
 
     async def acheck(
         self,
         update: Mapping[str, Any],
         *,
         node: str = "",
-        state: Mapping[str, Any] | None = None,
+        state: Any = None,
         context: Any = None,
         attempt: int = 1,
         meta: Mapping[str, Any] | None = None,
-        config: Mapping[str, Any] | None = None,
-        parent: Any = None,
+        config: Any = None,
     ) -> GateResult:
         """Async :meth:`check`; verifiers with ``averify`` run natively."""
-        with telemetry.crossing_span(
-            self.name,
-            node,
-            input_value=dict(update),
-            config=config,
-            parent=parent,
-            attempt=attempt,
-        ) as span:
-            meta, crossing, key, must_verify = self._begin(
-                update, node, state, context, attempt, meta
+        output = NodeOutput.read(dict(update), input=state)
+        ctx = Context(node, state, context, attempt, meta or {}, config)
+        return (await adrive(run_chain([self], output, ctx)))[0]
+
+
+def _copy_output(output: NodeOutput) -> NodeOutput:
+    import copy
+
+    new = copy.copy(output)
+    new._replaced = dict(output._replaced)
+    new._messages_replaced = dict(output._messages_replaced)
+    new._goto_replaced = None if output._goto_replaced is None else list(output._goto_replaced)
+    return new
+
+
+def account(
+    gates: Sequence[TrustGate[Any]], output: NodeOutput, reads: Sequence[Read]
+) -> tuple[dict[str, str], list[Finding]]:
+    """Every part of ``output``: who verified it or let it through, and what is held."""
+    read_covers: set[str] = set().union(*(r.covers for r in reads)) if reads else set()
+    passed: set[str] = set().union(*(g.passthrough for g in gates)) if gates else set()
+    status: dict[str, str] = {}
+    held: list[Finding] = []
+    node = ""
+    for part, desc in output.parts():
+        if covered(part, read_covers):
+            status[part] = "verified"
+        elif covered(part, passed):
+            status[part] = "passthrough"
+        else:
+            status[part] = "held"
+            fix = declaration(part)
+            held.append(
+                Finding.failed(
+                    "gate",
+                    "unverified_output",
+                    f"{desc} ({part}) is neither verified nor declared: read it in a gate "
+                    f"or declare it with TrustGate(..., passthrough=[{fix!r}])",
+                    subject=part,
+                )
             )
-            if must_verify:
-                for v in self.verifiers:
-                    try:
-                        with telemetry.verifier_span(span, v.name) as vs:
-                            found = await _verify_async(v, crossing.claims, crossing.evidence)
-                            vs.record(found)
-                        crossing.findings.extend(found)
-                    except VerifierFailure as exc:
-                        self._fail_verifier(crossing, exc)
-                        break
-            return self._end(span, crossing, meta, key)
+    evidence_keys = set().union(*(g.evidence_keys for g in gates)) if gates else set()
+    for i, w in enumerate(output.writes):
+        if w.key in evidence_keys and output.changed(i):
+            status[w.key] = "held"
+            held.append(
+                Finding.failed(
+                    "gate",
+                    "evidence_rewritten",
+                    f"the node rewrote {w.key!r}, which its gate reads evidence from; a node "
+                    "may not change the evidence it is judged by",
+                    subject=w.key,
+                )
+            )
+    del node
+    return status, held
+
+
+@dataclass
+class ChainResult:
+    """The gates of one node, run in order over its output."""
+
+    results: list[GateResult]
+
+    def __getitem__(self, i: int) -> GateResult:
+        return self.results[i]
+
+    @property
+    def last(self) -> GateResult:
+        return self.results[-1]
+
+    @property
+    def reports(self) -> list[Report]:
+        return [r.report for r in self.results]
+
+
+def run_chain(
+    gates: Sequence[TrustGate[Any]], output: NodeOutput, ctx: Context
+) -> Steps[ChainResult]:
+    """Run ``gates`` in order: each sees the output as the one before released it.
+
+    Accounting is settled first, over what every gate reads and lets through: a part
+    nobody accounts for halts the first gate before any verifier runs.
+    """
+    firsts = [g.read(output) for g in gates]
+    accounting, held = account(gates, output, [r for r, _f in firsts])
+    results: list[GateResult] = []
+    current = output
+    for i, gate in enumerate(gates):
+        first = firsts[i] if current is output else None
+        r = yield from gate.crossing(
+            current, ctx, first=first, held=held if i == 0 else (), accounting=accounting
+        )
+        results.append(r)
+        if r.route != "release" or r.output is None:
+            break
+        current = r.output
+    return ChainResult(results)
+
+
+def halted(chain: ChainResult) -> GateHalted:
+    return GateHalted(chain.last.report)

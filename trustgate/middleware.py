@@ -7,8 +7,9 @@ failed findings instead.
 
 An ``after_model`` hook runs after the model node has written its message, so the
 message is briefly in a checkpoint and in token streams before the gate rewrites
-it. Where that matters, ``trustgate.guard(agent, {"model": gate})`` holds the
-model's write in a private channel instead, and ``trustgate.stream`` holds tokens.
+it. Where that matters, ``trustgate.guard(agent, {"model": gate})`` runs the gate
+inside the model node's own task instead: nothing it has not released is written or
+streamed.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from trustgate._output import NodeOutput
 from trustgate.errors import ConfigurationError, GateHalted
-from trustgate.gate import GateResult, TrustGate
+from trustgate.gate import Context, GateResult, TrustGate, adrive, drive, run_chain
 from trustgate.report import REPORTS_KEY, Report, ReportLog
 
 __all__ = ["TrustGateAgentState", "TrustGateMiddleware"]
@@ -112,37 +114,29 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
             update["messages"] = final["messages"]
         return update
 
+    def _model_chain(self, state: Any, runtime: Any) -> Any:
+        original = self._model_update(state)
+        if original is None or not self.model_gates:
+            return None, None
+        output = NodeOutput.read(original, input=None)
+        ctx = Context("model", state, getattr(runtime, "context", None))
+        return original, run_chain(self.model_gates, output, ctx)
+
     def after_model(
         self, state: TrustGateAgentState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        original = self._model_update(state)
-        if original is None or not self.model_gates:
+        original, chain = self._model_chain(state, runtime)
+        if chain is None:
             return None
-        results: list[GateResult] = []
-        current = original
-        for gate in self.model_gates:
-            r = gate.check(current, node="model", state=state, context=runtime.context)
-            results.append(r)
-            if r.update is None:
-                break
-            current = r.update
-        return self._after(results, original, runtime)
+        return self._after(drive(chain).results, original, runtime)
 
     async def aafter_model(
         self, state: TrustGateAgentState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        original = self._model_update(state)
-        if original is None or not self.model_gates:
+        original, chain = self._model_chain(state, runtime)
+        if chain is None:
             return None
-        results: list[GateResult] = []
-        current = original
-        for gate in self.model_gates:
-            r = await gate.acheck(current, node="model", state=state, context=runtime.context)
-            results.append(r)
-            if r.update is None:
-                break
-            current = r.update
-        return self._after(results, original, runtime)
+        return self._after((await adrive(chain)).results, original, runtime)
 
     # -- tool calls ---------------------------------------------------------------
 
@@ -172,17 +166,12 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
             return Command(update={"messages": [outcome], REPORTS_KEY: reports})
         return outcome
 
-    def _check_tool(self, request: Any) -> tuple[list[GateResult], dict[str, Any]]:
+    def _tool_chain(self, request: Any) -> tuple[Any, dict[str, Any]]:
         update = self._tool_update(request)
         state = request.state if isinstance(request.state, Mapping) else {}
         context = getattr(getattr(request, "runtime", None), "context", None)
-        results: list[GateResult] = []
-        for gate in self.tool_gates:
-            r = gate.check(update, node="tools", state=state, context=context)
-            results.append(r)
-            if r.update is None:
-                break
-        return results, update
+        output = NodeOutput.read(update, input=None)
+        return run_chain(self.tool_gates, output, Context("tools", state, context)), update
 
     def wrap_tool_call(
         self,
@@ -191,7 +180,8 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
     ) -> ToolMessage | Command[Any]:
         if not self.tool_gates:
             return handler(request)
-        results, update = self._check_tool(request)
+        chain, update = self._tool_chain(request)
+        results = drive(chain).results
         if not self._cleared(results, update):
             return self._finish(request, results, None)
         return self._finish(request, results, handler(request))
@@ -203,15 +193,8 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
     ) -> ToolMessage | Command[Any]:
         if not self.tool_gates:
             return await handler(request)
-        update = self._tool_update(request)
-        state = request.state if isinstance(request.state, Mapping) else {}
-        context = getattr(getattr(request, "runtime", None), "context", None)
-        results: list[GateResult] = []
-        for gate in self.tool_gates:
-            r = await gate.acheck(update, node="tools", state=state, context=context)
-            results.append(r)
-            if r.update is None:
-                break
+        chain, update = self._tool_chain(request)
+        results = (await adrive(chain)).results
         if not self._cleared(results, update):
             return self._finish(request, results, None)
         return self._finish(request, results, await handler(request))

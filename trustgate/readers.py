@@ -1,38 +1,69 @@
-"""Where a gate finds the claims in a guarded node's update.
+"""Where a gate finds the claims in what a guarded node emitted.
 
-A reader sees only the raw update the guarded node produced in this step, never the
+A reader sees only what the guarded node produced in this step, never the
 accumulated state: a changes manifest left over from an earlier round must not be
-verified again as if it were new (seed 000's stale-manifest bug). A reader returns
-``None`` when the update carries no claims, and raises
-:class:`~trustgate.errors.ClaimParseError` when it carries malformed ones; the gate
-turns both into failed findings, never into a pass.
+verified again as if it were new (the stale-manifest bug). Besides the claims, a
+reader says which parts of the output it read (``covers``): the gate holds every
+part nobody read or declared as passthrough, so a reader that checked a message's
+text does not vouch for its tool calls.
+
+A reader also says what absence means. ``FromKey("manifest")`` with no manifest in
+the step is a missing claim (``no_claims``: a failure unless ``require_claims=False``);
+``ToolCallArgs()`` on an answer without tool calls has nothing to check, and the
+report says so.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, ValidationError
 
-from trustgate.errors import ClaimParseError, ConfigurationError
+from trustgate._output import MessageItem, NodeOutput, facets
+from trustgate.errors import ClaimParseError, ClaimTooLarge, ConfigurationError
 
 __all__ = [
     "ClaimsReader",
     "FromKey",
     "FunctionReader",
     "LastAIText",
+    "Read",
+    "Routes",
+    "StreamWrites",
     "ToolCallArgs",
     "as_reader",
     "last_ai_message",
 ]
 
+Absence = Literal["missing", "nothing"]
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """What a reader found: the claims, the parts it read, where their text lives.
+
+    ``absent`` is ``None`` when claims were found, ``"missing"`` when the step lacks
+    what the gate guards (a failure unless the gate has ``require_claims=False``) and
+    ``"nothing"`` when the guarded thing is there and carries nothing to check.
+    """
+
+    claims: Any
+    covers: frozenset[str] = frozenset()
+    target: str | None = None
+    absent: Absence | None = None
+    reason: str = ""
+
 
 @runtime_checkable
 class ClaimsReader(Protocol):
-    """Reads claims from one node update (a mapping of state key to written value)."""
+    """Reads claims from one node update (a mapping of state key to written value).
+
+    Built-in readers also implement ``read_output(output) -> Read`` to say which parts
+    they covered; a reader with only ``read(update)`` covers the keys it looked at.
+    """
 
     @property
     def target(self) -> str:
@@ -40,6 +71,22 @@ class ClaimsReader(Protocol):
         ...
 
     def read(self, update: Mapping[str, Any]) -> Any: ...
+
+
+def covered(part: str, covers: frozenset[str] | set[str]) -> bool:
+    """Whether ``part`` (``messages[2].text``) falls under a cover (``messages``,
+    ``messages[2]``, ``messages.text``, ``messages[2].text`` or ``*``)."""
+    if "*" in covers or part in covers:
+        return True
+    key, sep, rest = part.partition("[")
+    if not sep:
+        key, sep, rest = part.partition(".")
+        return key in covers if sep else False
+    if key in covers:
+        return True
+    index, _, facet = rest.partition("]")
+    facet = facet.lstrip(".")
+    return f"{key}[{index}]" in covers or (bool(facet) and f"{key}.{facet}" in covers)
 
 
 def _messages_of(value: Any) -> list[Any]:
@@ -53,11 +100,33 @@ def _messages_of(value: Any) -> list[Any]:
 
 
 def last_ai_message(update: Mapping[str, Any], key: str = "messages") -> AIMessage | None:
-    """The last AI message among the messages this update writes, if any."""
-    for message in reversed(_messages_of(update.get(key))):
-        if isinstance(message, AIMessage):
-            return message
+    """The last AI message among the messages this update writes, in any form."""
+    out = NodeOutput.read({key: update.get(key)}, message_keys=frozenset({key}))
+    found = _last_ai(out, key)
+    return None if found is None else found[2]  # type: ignore[return-value]
+
+
+def _last_ai(out: NodeOutput, key: str) -> tuple[int, MessageItem, BaseMessage] | None:
+    for k, item in reversed(out.indexed_messages(key)):
+        msg = out.message(item)
+        if item.new and isinstance(msg, AIMessage):
+            return k, item, msg
     return None
+
+
+def _loads(text: str | bytes, what: str = "claim") -> Any:
+    """JSON within trustgate's caps: too large or too deep is ``ClaimTooLarge``,
+    not JSON is ``ClaimParseError`` (never a RecursionError)."""
+    from trustgate import _limits
+
+    return _limits.loads_json(text, what)
+
+
+def _checked(value: Any, what: str) -> Any:
+    from trustgate import _limits
+
+    _limits.check_claim(value, what)
+    return value
 
 
 class FromKey:
@@ -81,36 +150,60 @@ class FromKey:
     def target(self) -> str:
         return self.key
 
+    def read_output(self, output: NodeOutput) -> Read:
+        if not any(w.key == self.key for w in output.writes):
+            return Read(None, absent="missing", reason=f"no {self.key!r} in this step's output")
+        value = output.update[self.key]
+        claims = self._parse(value)
+        if claims is None:
+            return Read(None, absent="missing", reason=f"{self.key!r} is empty")
+        return Read(claims, frozenset({self.key}), self.key)
+
     def read(self, update: Mapping[str, Any]) -> Any:
         if self.key not in update:
             return None
-        value = update[self.key]
+        return self._parse(update[self.key])
+
+    def _parse(self, value: Any) -> Any:
         if value is None:
             return None
+        what = repr(self.key)
         if self.model is None:
             if isinstance(value, str):
-                try:
-                    return json.loads(value)
-                except ValueError:
-                    return value
-            return value
+                stripped = value.lstrip()
+                if stripped[:1] in ("{", "["):
+                    try:
+                        return _loads(value, what)
+                    except ClaimTooLarge:
+                        raise
+                    except ClaimParseError:
+                        return value  # text that only looks like JSON is text
+                return value or None
+            if isinstance(value, (list, tuple, dict)) and not value:
+                return None
+            return _checked(value, what)
         if isinstance(value, self.model):
             return value
         try:
             if isinstance(value, (str, bytes)):
-                return self.model.model_validate_json(value)
+                return self.model.model_validate(_loads(value, what))
             if isinstance(value, BaseModel):
-                return self.model.model_validate(value.model_dump())
-            return self.model.model_validate(value)
+                return self.model.model_validate(_checked(value.model_dump(), what))
+            return self.model.model_validate(_checked(value, what))
         except ValidationError as exc:
             raise ClaimParseError(
                 f"{self.key!r} does not hold a valid {self.model.__name__}: "
                 f"{exc.error_count()} error(s): {exc.errors()[0]['msg']}"
             ) from exc
+        except RecursionError as exc:
+            raise ClaimParseError(f"{self.key!r} is nested too deeply to read") from exc
 
 
 class LastAIText:
     """The text of the last AI message this step wrote (string or content blocks).
+
+    An AI message that carries only tool calls has no text to check: the crossing
+    records that, it does not fail. No AI message at all is a missing claim.
 
     Example:
         ```python
@@ -123,21 +216,39 @@ class LastAIText:
 
     @property
     def target(self) -> str:
-        return f"{self.key}[-1].content"
+        return f"{self.key}[-1]"
+
+    def read_output(self, output: NodeOutput) -> Read:
+        found = _last_ai(output, self.key)
+        if found is None:
+            return Read(None, absent="missing", reason=f"no AI message in {self.key!r} this step")
+        k, _item, msg = found
+        parts = facets(msg)
+        part = f"{self.key}[{k}].text"
+        if not parts.text.strip():
+            if parts.tool_calls:
+                return Read(
+                    None,
+                    frozenset({part}),
+                    f"{self.key}[{k}]",
+                    "nothing",
+                    "the AI message carries tool calls and no text",
+                )
+            return Read(None, absent="missing", reason="the last AI message is empty")
+        return Read(parts.text, frozenset({part}), f"{self.key}[{k}]")
 
     def read(self, update: Mapping[str, Any]) -> Any:
-        message = last_ai_message(update, self.key)
-        if message is None:
-            return None
-        text = message.text
-        return text if text.strip() else None
+        return self.read_output(NodeOutput.read(dict(update))).claims
 
 
 class ToolCallArgs:
-    """The tool calls of the last AI message (``[{"name", "args", "id"}]``).
+    """The tool calls of the last AI message (``[{"name", "args", "id"}]``), in every
+    place a provider puts them (``tool_calls``, ``tool_use`` content blocks, raw
+    ``additional_kwargs``).
 
-    ``tools`` restricts the read to the named tools. Claims read here are what a tool
-    would act on, so the gate stands before the tools run.
+    ``tools`` restricts the read to the named tools; calls to other tools are then not
+    verified by this gate. Claims read here are what a tool would act on, so the gate
+    stands before the tools run. An answer without tool calls has nothing to check.
 
     Example:
         ```python
@@ -153,39 +264,205 @@ class ToolCallArgs:
     def target(self) -> str:
         return f"{self.key}[-1].tool_calls"
 
+    def read_output(self, output: NodeOutput) -> Read:
+        found = _last_ai(output, self.key)
+        if found is None:
+            return Read(None, absent="missing", reason=f"no AI message in {self.key!r} this step")
+        k, _item, msg = found
+        part = f"{self.key}[{k}].tool_calls"
+        calls = [_normal_call(c) for c in facets(msg).tool_calls]
+        picked = [c for c in calls if self.tools is None or c["name"] in self.tools]
+        covers = frozenset({part}) if len(picked) == len(calls) else frozenset()
+        target = f"{self.key}[{k}].tool_calls"
+        if not picked:
+            return Read(None, covers, target, "nothing", "no tool calls to check")
+        return Read(picked, covers, target)
+
     def read(self, update: Mapping[str, Any]) -> Any:
-        message = last_ai_message(update, self.key)
-        if message is None or not message.tool_calls:
-            return None
-        calls = [
-            {"name": c["name"], "args": dict(c["args"]), "id": c.get("id")}
-            for c in message.tool_calls
-            if self.tools is None or c["name"] in self.tools
-        ]
-        return calls or None
+        return self.read_output(NodeOutput.read(dict(update))).claims
 
 
+def _normal_call(call: Mapping[str, Any]) -> dict[str, Any]:
+    args = call.get("args")
+    if isinstance(args, (str, bytes)):
+        # text that is not JSON stays text: a verifier sees exactly what the tool would get
+        try:
+            args = _loads(args, "tool call arguments") if args else {}
+        except ClaimTooLarge:
+            raise
+        except ClaimParseError:
+            pass
+    elif isinstance(args, Mapping):
+        args = dict(_checked(args, "tool call arguments"))
+    return {"name": call.get("name"), "args": args, "id": call.get("id")}
+
+
+class Routes:
+    """Where the node sends the run: ``Command(goto=...)`` targets and ``Send``
+    arguments, as ``[{"goto": node}]`` / ``[{"send": node, "arg": ...}]``.
+
+    Example:
+        ```python
+        TrustGate("handoff", reads=Routes(), verifiers=[allowed_targets])
+        ```
+    """
+
+    @property
+    def target(self) -> str:
+        return "goto"
+
+    def read_output(self, output: NodeOutput) -> Read:
+        from langgraph.types import Send
+
+        claims: list[dict[str, Any]] = []
+        covers = {"goto"}
+        sends = 0
+        for t in output.routes:
+            if isinstance(t, Send):
+                claims.append({"send": t.node, "arg": t.arg})
+                covers.add(f"send[{sends}]")
+                sends += 1
+            else:
+                claims.append({"goto": t})
+        if not claims:
+            return Read(None, frozenset(covers), "goto", "nothing", "the node does not route")
+        return Read(claims, frozenset(covers), "goto")
+
+    def read(self, update: Mapping[str, Any]) -> Any:
+        return None
+
+
+class StreamWrites:
+    """What the node wrote to LangGraph's stream writer (``get_stream_writer()``).
+
+    Example:
+        ```python
+        TrustGate("progress", reads=StreamWrites(), verifiers=[no_secrets])
+        ```
+    """
+
+    @property
+    def target(self) -> str:
+        return "custom"
+
+    def read_output(self, output: NodeOutput) -> Read:
+        if not output.custom:
+            return Read(None, frozenset({"custom"}), "custom", "nothing", "no stream writes")
+        return Read(list(output.custom), frozenset({"custom"}), "custom")
+
+    def read(self, update: Mapping[str, Any]) -> Any:
+        return None
+
+
+class _Tracking(Mapping[str, Any]):
+    """The update, remembering which keys a reader looked at."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._data = data
+        self.seen: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self.seen.add(key)
+        return self._data[key]
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self.seen.add(key)
+        return key in self._data
+
+    def __iter__(self) -> Iterator[str]:
+        self.seen.update(self._data)
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+@dataclass
 class FunctionReader:
-    """Any function ``update -> claims | None`` as a reader."""
+    """Any function ``update -> claims | None`` as a reader.
 
-    def __init__(self, fn: Callable[[Mapping[str, Any]], Any], *, target: str = "update") -> None:
+    It covers exactly the keys the function looked at (indexing, ``get``, ``in``,
+    iteration), unless ``covers`` names them.
+    """
+
+    fn: Callable[[Mapping[str, Any]], Any]
+    _target: str = "update"
+    covers: Sequence[str] | None = None
+    _last: set[str] = field(default_factory=set, repr=False)
+
+    def __init__(
+        self,
+        fn: Callable[[Mapping[str, Any]], Any],
+        *,
+        target: str = "update",
+        covers: Sequence[str] | None = None,
+    ) -> None:
         self.fn = fn
         self._target = target
+        self.covers = covers
 
     @property
     def target(self) -> str:
         return self._target
 
+    def read_output(self, output: NodeOutput) -> Read:
+        view = _Tracking(output.update)
+        claims = self.fn(view)
+        seen = frozenset(self.covers) if self.covers is not None else frozenset(view.seen)
+        if claims is None or (isinstance(claims, (list, tuple, dict, str)) and not claims):
+            return Read(None, seen, self._target, "missing", f"{self._target} read nothing")
+        return Read(claims, seen, self._target)
+
     def read(self, update: Mapping[str, Any]) -> Any:
         return self.fn(update)
 
 
-def as_reader(spec: ClaimsReader | str | Callable[[Mapping[str, Any]], Any]) -> ClaimsReader:
-    """Coerce a reader spec: a reader, a state key (``FromKey``) or a function."""
+class _Protocolled:
+    """A user reader with only ``read(update)``: it covers the keys it looked at."""
+
+    def __init__(self, reader: ClaimsReader) -> None:
+        self.reader = reader
+
+    @property
+    def target(self) -> str:
+        return self.reader.target
+
+    def read_output(self, output: NodeOutput) -> Read:
+        view = _Tracking(output.update)
+        claims = self.reader.read(view)
+        if claims is None or (isinstance(claims, (list, tuple, dict, str)) and not claims):
+            return Read(
+                None, frozenset(view.seen), self.target, "missing", f"no claims at {self.target}"
+            )
+        return Read(claims, frozenset(view.seen), self.target)
+
+    def read(self, update: Mapping[str, Any]) -> Any:
+        return self.reader.read(update)
+
+
+class NoClaims:
+    """A gate that reads nothing (its outputs pass only through ``passthrough``)."""
+
+    target = "nothing"
+
+    def read_output(self, output: NodeOutput) -> Read:
+        return Read(None, frozenset(), None, "nothing", "this gate reads no claims")
+
+    def read(self, update: Mapping[str, Any]) -> Any:
+        return None
+
+
+def as_reader(spec: Any) -> Any:
+    """Coerce a reader spec: a reader, a state key (``FromKey``), a function, or None."""
+    if spec is None:
+        return NoClaims()
     if isinstance(spec, str):
         return FromKey(spec)
-    if isinstance(spec, ClaimsReader):
+    if hasattr(spec, "read_output"):
         return spec
+    if isinstance(spec, ClaimsReader):
+        return _Protocolled(spec)
     if callable(spec):
         return FunctionReader(spec)
     raise ConfigurationError(f"cannot read claims with {spec!r}")

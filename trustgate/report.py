@@ -13,7 +13,7 @@ contain only msgpack primitives and the values a graph sees are always
 
 from __future__ import annotations
 
-import uuid
+import secrets
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, Self, TypeAlias
@@ -113,7 +113,7 @@ class Report(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = Field(default_factory=lambda: secrets.token_hex(16))
     gate: str
     node: str
     claims: list[Any] = Field(default_factory=list)
@@ -124,6 +124,9 @@ class Report(BaseModel):
     error: str | None = None
     approval: Approval | None = None
     attempt: int = 1
+    accounting: dict[str, str] = Field(default_factory=dict)
+    """Every part of the node's output and what became of it: ``verified``,
+    ``passthrough`` (declared by a gate) or ``held`` (the crossing halted on it)."""
     thread_id: str | None = None
     run_id: str | None = None
     step: int | None = None
@@ -239,19 +242,26 @@ def reports_from_state(state: Any) -> list[Report]:
     return _coerce_list(getattr(values, REPORTS_KEY, None))
 
 
-def _pending_subgraph_reports(snapshot: Any) -> list[Report]:
-    """Reports in the states of subgraph tasks still pending (halted or interrupted)."""
-    out: list[Report] = []
-    for task in getattr(snapshot, "tasks", None) or ():
-        state = getattr(task, "state", None)
-        if state is not None and hasattr(state, "values"):
-            out += reports_from_state(state)
-            out += _pending_subgraph_reports(state)
-    return out
+def _from_channel(item: Any) -> list[Report]:
+    return _coerce_list((item.checkpoint.get("channel_values") or {}).get(REPORTS_KEY))
 
 
-def _thread_only(graph: Any, config: RunnableConfig) -> tuple[Any, RunnableConfig] | None:
-    """The saver and a thread-wide config, when subgraph namespaces can be listed."""
+def _from_writes(item: Any) -> list[Report]:
+    """Reports kept beside the step's tasks: a crossing that halted, and every crossing
+    of a graph whose state is one root value (no channel to hold them)."""
+    found: list[Report] = []
+    for write in getattr(item, "pending_writes", None) or ():
+        if len(write) >= 3 and write[1] == REPORTS_KEY:
+            found += _coerce_list(write[2])
+    return found
+
+
+def _from_tuple(item: Any) -> list[Report]:
+    return _from_channel(item) + _from_writes(item)
+
+
+def _scope(graph: Any, config: RunnableConfig) -> tuple[Any, RunnableConfig, bool] | None:
+    """The saver, the config to list, and whether the whole thread is asked for."""
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
     saver = getattr(graph, "checkpointer", None)
@@ -259,35 +269,43 @@ def _thread_only(graph: Any, config: RunnableConfig) -> tuple[Any, RunnableConfi
     if not isinstance(saver, BaseCheckpointSaver) or conf.get("thread_id") is None:
         return None
     if conf.get("checkpoint_id") or conf.get("checkpoint_ns"):
-        return None  # a point in time or a namespace was asked for: that state only
-    return saver, {"configurable": {"thread_id": conf["thread_id"]}}
+        return saver, config, False  # a point in time or a namespace: that state only
+    # savers store the thread id as text (LangGraph writes str(thread_id))
+    return saver, {"configurable": {"thread_id": str(conf["thread_id"])}}, True
 
 
-def _latest_per_namespace(found: dict[str, list[Report]], item: Any) -> None:
-    ns = (item.config.get("configurable") or {}).get("checkpoint_ns") or ""
-    if ns and ns not in found:
-        found[ns] = _coerce_list((item.checkpoint.get("channel_values") or {}).get(REPORTS_KEY))
+def _collect(items: Any, whole: bool) -> list[Report]:
+    """The channel of the latest checkpoint of each namespace (it accumulates), and the
+    reports kept beside the tasks of every checkpoint."""
+    latest: dict[str, list[Report]] = {}
+    aside: list[Report] = []
+    for item in items:
+        ns = (item.config.get("configurable") or {}).get("checkpoint_ns") or ""
+        if ns not in latest:  # newest first: the first seen is the latest
+            latest[ns] = _from_channel(item)
+        aside += _from_writes(item)
+        if not whole:
+            break
+    return _merged([], [r for rs in latest.values() for r in rs] + aside)
 
 
 def _merged(own: list[Report], extra: list[Report]) -> list[Report]:
-    seen = {r.id for r in own}
-    more: list[Report] = []
-    for r in extra:
+    seen: set[str] = set()
+    out: list[Report] = []
+    for r in [*own, *extra]:
         if r.id not in seen:
             seen.add(r.id)
-            more.append(r)
-    if not more:
-        return own
-    return sorted([*own, *more], key=lambda r: r.finished_at)
+            out.append(r)
+    return sorted(out, key=lambda r: r.finished_at)
 
 
 def reports(graph: Any, config: RunnableConfig) -> list[Report]:
     """Every report of the thread in ``config``, oldest first.
 
-    Reads the checkpointed ``trust_reports`` channel, so it needs a graph compiled
-    with a checkpointer; reports of halted crossings are there too. Reports of gates
-    inside subgraphs count too, also when the parent state has no ``trust_reports``
-    channel or the subgraph halted.
+    Reads the checkpoints, so it needs a graph compiled with a checkpointer: the
+    ``trust_reports`` channel (hidden from the graph's output unless the state schema
+    declares it), the reports of crossings that halted (kept with the failed task),
+    and those of gates inside subgraphs.
 
     Example:
         ```python
@@ -296,23 +314,23 @@ def reports(graph: Any, config: RunnableConfig) -> list[Report]:
             print(report.gate, report.decision)
         ```
     """
-    snapshot = graph.get_state(config, subgraphs=True)
-    extra = _pending_subgraph_reports(snapshot)
-    if (thread := _thread_only(graph, config)) is not None:
-        found: dict[str, list[Report]] = {}
-        for item in thread[0].list(thread[1]):
-            _latest_per_namespace(found, item)
-        extra += [r for rs in found.values() for r in rs]
-    return _merged(reports_from_state(snapshot), extra)
+    scope = _scope(graph, config)
+    if scope is None:
+        return reports_from_state(graph.get_state(config))
+    saver, cfg, whole = scope
+    if whole:
+        return _collect(saver.list(cfg), True)
+    item = saver.get_tuple(cfg)
+    return [] if item is None else _merged([], _from_tuple(item))
 
 
 async def areports(graph: Any, config: RunnableConfig) -> list[Report]:
     """Async :func:`reports`."""
-    snapshot = await graph.aget_state(config, subgraphs=True)
-    extra = _pending_subgraph_reports(snapshot)
-    if (thread := _thread_only(graph, config)) is not None:
-        found: dict[str, list[Report]] = {}
-        async for item in thread[0].alist(thread[1]):
-            _latest_per_namespace(found, item)
-        extra += [r for rs in found.values() for r in rs]
-    return _merged(reports_from_state(snapshot), extra)
+    scope = _scope(graph, config)
+    if scope is None:
+        return reports_from_state(await graph.aget_state(config))
+    saver, cfg, whole = scope
+    if whole:
+        return _collect([item async for item in saver.alist(cfg)], True)
+    item = await saver.aget_tuple(cfg)
+    return [] if item is None else _merged([], _from_tuple(item))

@@ -438,6 +438,30 @@ def _leaks(obj: Any, lies: Sequence[str]) -> list[str]:
     return [lie for lie in lies if lie in joined]
 
 
+def _check_rows(graph: Any, config: Any, lies: Sequence[str]) -> None:
+    """Every checkpoint the thread kept, at every depth: channel values and pending
+    writes, except the audit record (reports, interrupt payloads)."""
+    thread = (config.get("configurable") or {}).get("thread_id")
+    saver = graph.checkpointer
+    if thread is None or not hasattr(saver, "list"):
+        return
+    for item in saver.list({"configurable": {"thread_id": thread}}):
+        values = {
+            k: v
+            for k, v in (item.checkpoint.get("channel_values") or {}).items()
+            if k != "trust_reports"
+        }
+        writes = [
+            w[2]
+            for w in item.pending_writes or ()
+            if w[1] not in ("trust_reports", "__interrupt__")
+        ]
+        leaked = _leaks([values, writes], lies)
+        if leaked:
+            ns = (item.config.get("configurable") or {}).get("checkpoint_ns") or "(root)"
+            raise LieNotBlocked(f"lie {leaked[0]!r} is in a checkpoint row of {ns}")
+
+
 def assert_lie_blocked(
     graph: Any,
     inputs: Any,
@@ -482,7 +506,7 @@ def assert_lie_blocked(
     from langgraph.types import Command
 
     from trustgate.errors import GateHalted
-    from trustgate.report import Report, reports_from_state
+    from trustgate.report import Report, reports
     from trustgate.streaming import stream
 
     wanted = [lies] if isinstance(lies, str) else [x for x in lies if x]
@@ -530,11 +554,12 @@ def assert_lie_blocked(
     if graph.checkpointer is not None:
         snapshot = graph.get_state(config)
         values = dict(snapshot.values)
-        all_reports = reports_from_state(snapshot) or events
+        all_reports = reports(graph, config) or events
         final = {k: v for k, v in values.items() if k != "trust_reports"}
         leaked = _leaks(final, wanted)
         if leaked:
             raise LieNotBlocked(f"lie {leaked[0]!r} is in the final state: {final!r:.300}")
+        _check_rows(graph, config, wanted)
     if require_catch and not halted and all(r.decision == "pass" for r in all_reports):
         raise LieNotBlocked(
             "no gate acted on this run (every crossing passed): the lie was never caught, "

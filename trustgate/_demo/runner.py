@@ -19,6 +19,7 @@ from typing import Any
 
 from langgraph.types import Command
 
+from trustgate import otel
 from trustgate.errors import GateHalted
 from trustgate.evidence.ledger import InMemoryLedger
 from trustgate.pipelines import code_review as code_review_pipeline
@@ -289,10 +290,16 @@ def run_scenario(
         pipeline=name, title=title, seed=seed, thread_id=f"demo-{name}-{uuid.uuid4().hex[:8]}"
     )
     say = progress or (lambda _m: None)
-    with tempfile.TemporaryDirectory(prefix="trustgate-demo-") as tmp:
+    # one trace per pipeline run (every invocation and resume in it), whatever tracer
+    with (
+        tempfile.TemporaryDirectory(prefix="trustgate-demo-") as tmp,
+        otel.pipeline_run(name, thread_id=run.thread_id) as traced,
+    ):
         opts = _Options(saver=saver, personality=personality, model=model)
         graph = fn(run, opts, Path(workdir) if workdir else Path(tmp), say)
         run.reports = reports(graph, _config(run.thread_id))
+        if run.halted is not None:
+            traced.set_outcome("halted")
     if run.halted is not None:
         run.status = "halted"
     return run

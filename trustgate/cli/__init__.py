@@ -2,13 +2,13 @@
 
 Exit codes are part of the interface so the command can sit in a user's CI:
 0 = everything checked passed, 1 = something failed or was removed,
-2 = bad input (one line on stderr, never a traceback).
+2 = bad input, or output that cannot be written (one line on stderr, never a
+traceback).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
 from trustgate.cli import _common
@@ -39,8 +39,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)
     except _common.UsageError as exc:
-        print(f"trustgate: {exc}", file=sys.stderr)
-        return 2
+        _common.error(str(exc))
+        return _common.EXIT_BAD_INPUT
+    if not _common.stdout_usable():
+        _common.error("cannot write output: standard output is closed")
+        return _common.EXIT_BAD_INPUT
     return _common.run(args)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from trustgate import _limits
 from trustgate.cli import _common
 from trustgate.evidence.brief import Brief, EvidenceSet
 from trustgate.findings import Finding
@@ -35,9 +36,16 @@ def register(sub: Any) -> None:
 
 def _check_contract(args: argparse.Namespace) -> int:
     draft = _common.read_text_arg(args.draft, "draft")
-    brief = Brief.from_json(_common.read_json_arg(args.brief, "brief"))
+    _limits.check_draft(draft, f"draft {args.draft!r}")
+    brief = Brief.from_json(
+        _common.read_json_object_arg(args.brief, "brief", "with a 'citations' list")
+    )
     evidence = (
-        EvidenceSet.from_json(_common.read_json_arg(args.evidence, "evidence set"))
+        EvidenceSet.from_json(
+            _common.read_json_object_arg(
+                args.evidence, "evidence set", "with 'urls' and 'prices' lists"
+            )
+        )
         if args.evidence
         else None
     )

@@ -16,7 +16,6 @@ import sys
 from typing import Any
 
 from trustgate.cli import _common
-from trustgate.errors import InputError
 from trustgate.evidence.record import Record
 from trustgate.verifiers.draft import verify_draft
 
@@ -37,17 +36,13 @@ def register(sub: Any) -> None:
 
 def _load_record(path: str) -> Record:
     if path.lower().endswith(".json"):
-        data = _common.read_json_arg(path, "record")
-        if not isinstance(data, dict):
-            raise InputError(f"record {path!r} must be a JSON object of id -> line text")
+        data = _common.read_json_object_arg(path, "record", "of id -> line text")
         return Record(lines=data)
     return Record.from_text(_common.read_text_arg(path, "record"))
 
 
 def _check_draft(args: argparse.Namespace) -> int:
-    draft = _common.read_text_arg(args.draft, "draft")
-    if not draft.strip():
-        raise InputError(f"draft {args.draft!r} is empty")
+    draft = _common.read_text_arg(args.draft, "draft")  # empty or binary: exit 2
     record = _load_record(args.record)
     verdict = verify_draft(draft, record)
     if args.json:

@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from trustgate.claims import Locator
+from pydantic import ValidationError
+
+from trustgate.claims import Locator, parse_manifest
 from trustgate.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAIL,
     EXIT_OK,
     dump_json,
     print_findings,
-    read_text_arg,
+    read_json_arg,
 )
 from trustgate.errors import ConfigurationError, EvidenceRefused, GitError, InputError
 from trustgate.evidence.workspace import Workspace
@@ -55,11 +57,13 @@ def _workspace(root: str, scopes: list[str] | None = None) -> Workspace:
 def _replay(args: argparse.Namespace) -> int:
     if args.window < 0:
         raise InputError("--window must be >= 0")
-    text = read_text_arg(args.manifest, "manifest")
+    raw = read_json_arg(args.manifest, "manifest")
+    parse_manifest(raw)  # not a manifest at all, or past a cap: bad input (exit 2)
     workspace = _workspace(args.root)
-    findings = replay_manifest(text, workspace, window=args.window, base=args.base)
-    if any(f.code == "malformed_claim" and f.subject is None for f in findings):
-        raise InputError(findings[0].message)
+    findings = replay_manifest(raw, workspace, window=args.window, base=args.base)
+    for f in findings:
+        if f.code == "unknown_revision":  # --base names nothing: the command's input
+            raise InputError(f"--base {args.base!r}: {f.message}")
     failed = [f for f in findings if f.blocking]
     if args.json:
         dump_json({"passed": not failed, "findings": findings})
@@ -73,11 +77,13 @@ def _acquire(args: argparse.Namespace) -> int:
     workspace = _workspace(args.root, args.scope)
     try:
         locator = Locator.parse(args.locator, revision=args.rev)
-    except ValueError as exc:
-        raise InputError(f"bad locator {args.locator!r}: {exc}") from None
+    except ValidationError as exc:
+        raise InputError(f"bad locator {args.locator!r}: {exc.errors()[0]['msg']}") from None
     try:
         artifact = workspace.acquire(locator)
     except EvidenceRefused as exc:
+        if exc.code == "unknown_revision":  # --rev names nothing: the command's input
+            raise InputError(f"--rev {args.rev!r}: {exc.message}") from None
         if args.json:
             dump_json({"acquired": False, "code": exc.code, "message": exc.message})
         else:

@@ -31,8 +31,12 @@ class Opened:
     st: os.stat_result
 
     @property
-    def identity(self) -> tuple[int, int, int, int]:
-        return (self.st.st_dev, self.st.st_ino, self.st.st_mtime_ns, self.st.st_size)
+    def identity(self) -> tuple[int, int, int, int, int]:
+        """What must be unchanged for cached lines to be served: ``ctime_ns`` is in it
+        because any write moves it and no writer can set it back (``os.utime``, ``cp
+        -p`` and ``touch -r`` restore ``mtime`` only)."""
+        st = self.st
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def normalise(path: object) -> tuple[str, ...]:

@@ -9,7 +9,6 @@ a planner (or a person) writes as JSON; nothing here reads a source or a clock.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Self
 
@@ -32,14 +31,19 @@ def _short_validation_error(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+_KINDS = {str: "a string", list: "an array", int: "a number", float: "a number", bool: "a boolean"}
+
+
 def _load(cls: type[BaseModel], data: Any, what: str) -> Any:
+    from trustgate import _limits
+
     if isinstance(data, (str, bytes, bytearray)):
-        try:
-            data = json.loads(data)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"{what} is not valid JSON: {exc}") from None
+        data = _limits.loads_json(data, what)  # bounded; ClaimParseError is an InputError
+    else:
+        _limits.check_claim(data, what)
     if not isinstance(data, dict):
-        raise InputError(f"{what} must be a JSON object, got {type(data).__name__}")
+        kind = "null" if data is None else _KINDS.get(type(data), type(data).__name__)
+        raise InputError(f"{what} must be a JSON object, got {kind}")
     try:
         return cls.model_validate(data)
     except ValidationError as exc:

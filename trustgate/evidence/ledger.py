@@ -3,61 +3,309 @@
 Immutability is enforced by the store's own conditional insert, not by get-then-put:
 two threads (or, later, two processes) acquiring the same coordinate at once end with
 one artifact and the first ``acquired_at``.
+
+**Stored rows are not trusted.** Whoever can write the database can edit a row, so
+every read re-checks what it serves:
+
+* the excerpt is re-hashed against the stored ``content_hash``, the id is re-derived
+  from the coordinate, and the row's key column must be the body's id; a row that
+  fails is ``ledger_tampered`` (:class:`~trustgate.errors.LedgerTampered` from
+  :meth:`ArtifactLedger.get`, status ``"tampered"`` from
+  :meth:`ArtifactLedger.verification`, a ``ledger_tampered`` finding from the trust
+  bars and :meth:`ArtifactLedger.reverify`), never ``verified``;
+* a hash alone cannot stop a *forged* row (anyone can compute sha256 over invented
+  bytes and derive a matching id), nor a status flipped on a consistent row. So each
+  row this ledger writes is **sealed**: an HMAC-SHA256, under a key kept outside the
+  database, over the canonical JSON of every field (id, coordinate, hash, excerpt,
+  ``acquired_at``, ``verification``). A row counts as ``verified`` only with a valid
+  seal under this ledger's key; a seal under this key that does not fit the row is
+  ``ledger_tampered``; a row with no seal under this key (written under another key,
+  by another process without a key, or forged) counts as ``unverified`` until
+  :meth:`ArtifactLedger.reverify` re-reads its source and seals it.
+
+**Key management.** The key is, in order: the ``key=`` argument; the environment
+variable ``TRUSTGATE_LEDGER_KEY`` (the key itself); ``TRUSTGATE_LEDGER_KEY_FILE`` (a
+file holding it, which should be readable by the gate's user only). At least 16
+bytes; ``python -c "import secrets; print(secrets.token_hex(32))"`` makes a good one.
+Every process that shares a ledger needs the same key. Without one, a random key is
+made per ledger object: seals then protect the ledger for that object's lifetime, and
+a restart (or another worker) sees earlier rows as ``unverified`` until reverified.
+Rows are sealed under a key id (a fingerprint of the key, never the key), so several
+keys can coexist during a rotation: reverify under the new key, then retire the old.
+
+**Threat model.** Protects against anyone who can write the database but does not hold
+the key: edited excerpts, hashes or statuses, forged rows, seals copied between rows,
+rows moved under another id. Does not protect against: a holder of the key (they can
+seal anything: keep it out of the agent's reach, e.g. not in an environment a tool
+subprocess inherits); deleting rows, seals or marks (an artifact then is unknown or
+unverified: the check fails closed, but it is not reported as tampering); rolling the
+whole database back to an earlier state (artifacts are immutable, so this only loses
+rows); and callers of :meth:`ArtifactLedger.put`, which is trusted code: it seals what
+it is given, and trustgate only gives it what it acquired itself.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import logging
+import os
+import secrets
 import sqlite3
+import stat
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from trustgate.errors import EvidenceRefused, GitError, LedgerConflict
-from trustgate.evidence.artifacts import Artifact, Connector, acquire_external
+from pydantic import ValidationError
+
+from trustgate.errors import (
+    ArtifactIntegrityError,
+    ConfigurationError,
+    EvidenceRefused,
+    GitError,
+    LedgerConflict,
+    LedgerTampered,
+)
+from trustgate.evidence.artifacts import Artifact, Connector, _canonical, acquire_external
 from trustgate.findings import Finding
 
 if TYPE_CHECKING:
     from trustgate.evidence.workspace import Workspace
 
-__all__ = ["ArtifactLedger", "InMemoryLedger", "SqliteLedger"]
+__all__ = [
+    "KEY_ENV",
+    "KEY_FILE_ENV",
+    "ArtifactLedger",
+    "ArtifactStatus",
+    "InMemoryLedger",
+    "SqliteLedger",
+]
+
+logger = logging.getLogger(__name__)
 
 EffectiveVerification = Literal["verified", "unverified", "tampered"]
 _VERIFIER = "reverify"
+KEY_ENV = "TRUSTGATE_LEDGER_KEY"
+KEY_FILE_ENV = "TRUSTGATE_LEDGER_KEY_FILE"
+_MIN_KEY_BYTES = 16
+_SEAL_CONTEXT = b"trustgate-ledger-seal-v1\x00"
+_KEY_ID_CONTEXT = b"trustgate-ledger-key-id-v1"
+# mark statuses: the source changed under a verified artifact / the stored row was edited
+_SOURCE_CHANGED = "tampered"
+_ROW_TAMPERED = "ledger_tampered"
+
+
+def _resolve_key(key: bytes | str | None) -> tuple[bytes, str]:
+    """The ledger key and where it came from ("argument", an env name, or "random")."""
+    origin = "argument"
+    if key is None:
+        if os.environ.get(KEY_ENV):
+            key, origin = os.environ[KEY_ENV], KEY_ENV
+        elif os.environ.get(KEY_FILE_ENV):
+            path = os.environ[KEY_FILE_ENV]
+            try:
+                with open(path, "rb") as fh:
+                    key = fh.read().strip()
+                mode = os.stat(path).st_mode
+            except OSError as exc:
+                raise ConfigurationError(
+                    f"cannot read the ledger key file {path!r} ({KEY_FILE_ENV}): "
+                    f"{exc.strerror or exc}"
+                ) from None
+            if mode & (stat.S_IRWXG | stat.S_IRWXO):
+                logger.warning("ledger key file %s is readable by other users", path)
+            origin = KEY_FILE_ENV
+        else:
+            return secrets.token_bytes(32), "random"
+    raw = key.encode("utf-8") if isinstance(key, str) else bytes(key)
+    if len(raw) < _MIN_KEY_BYTES:
+        raise ConfigurationError(
+            f"the ledger key ({origin}) must be at least {_MIN_KEY_BYTES} bytes, got {len(raw)}"
+        )
+    return raw, origin
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactStatus:
+    """What a stored artifact counts as now, and why.
+
+    ``code`` is ``None`` for a verified or a plainly unverified artifact, ``"unsealed"``
+    for a verified row without a seal under this ledger's key, ``"ledger_tampered"``
+    for a row that fails its integrity data, ``"tampered"`` for one whose source
+    changed since acquisition (see :meth:`ArtifactLedger.reverify`).
+    """
+
+    artifact: Artifact | None
+    verification: EffectiveVerification | None
+    code: str | None = None
+    reason: str | None = None
+
+
+def parse_row(row_id: str, body: str, content_hash: str | None) -> Artifact:
+    """An artifact from a stored row, or ``LedgerTampered`` when the row is not one."""
+    try:
+        artifact = Artifact.model_validate_json(body)
+    except ValidationError as exc:
+        raise LedgerTampered(
+            f"artifact {row_id[:12]}: the stored row is not an artifact "
+            f"({exc.error_count()} error(s): {exc.errors()[0]['msg']})"
+        ) from None
+    if artifact.id != row_id:
+        raise LedgerTampered(
+            f"artifact {row_id[:12]}: the stored row holds artifact {artifact.id[:12]}"
+        )
+    if content_hash != artifact.content_hash:
+        raise LedgerTampered(
+            f"artifact {row_id[:12]}: the row's content_hash column does not match its body"
+        )
+    return artifact
 
 
 class ArtifactLedger(ABC):
-    """Append-only store of artifacts, keyed by their coordinate-derived id."""
+    """Append-only store of artifacts, keyed by their coordinate-derived id.
+
+    Args:
+        key: the key seals are made under (see the module docstring); default from
+            ``TRUSTGATE_LEDGER_KEY`` / ``TRUSTGATE_LEDGER_KEY_FILE``, else random.
+    """
+
+    _key: bytes
+    _key_id: str
+
+    def __init__(self, *, key: bytes | str | None = None) -> None:
+        self._set_key(key)
+
+    def _set_key(self, key: bytes | str | None) -> str:
+        self._key, origin = _resolve_key(key)
+        self._key_id = hmac.new(self._key, _KEY_ID_CONTEXT, hashlib.sha256).hexdigest()[:16]
+        return origin
+
+    def _keyed(self) -> tuple[bytes, str]:
+        if not hasattr(self, "_key"):  # a subclass that did not call __init__
+            self._set_key(None)
+        return self._key, self._key_id
+
+    def _mac(self, artifact: Artifact) -> str:
+        key, _ = self._keyed()
+        payload = _SEAL_CONTEXT + _canonical(artifact.model_dump(mode="json"))
+        return hmac.new(key, payload, hashlib.sha256).hexdigest()
+
+    # -- writing -----------------------------------------------------------------
 
     def put(self, artifact: Artifact) -> Artifact:
         """Store ``artifact`` unless its id is already held; return what is stored.
 
         Offering different content under an existing id raises ``LedgerConflict``; an
         artifact whose id or hash does not match its own fields raises
-        ``ArtifactIntegrityError`` before anything is written.
+        ``ArtifactIntegrityError`` before anything is written; a stored row that fails
+        its integrity data raises ``LedgerTampered``. The stored artifact is sealed
+        under this ledger's key (the caller vouches that it acquired the bytes).
         """
         artifact.check_integrity()
         stored = self._insert_if_absent(artifact)
+        self._check_row(stored)
         if not stored.same_content(artifact):
             raise LedgerConflict(
                 f"artifact {artifact.id[:12]} is already stored with different content; "
                 "artifacts are immutable"
             )
+        self._seal(stored)
         return stored
 
+    def _seal(self, artifact: Artifact) -> None:
+        _, key_id = self._keyed()
+        self._add_seal(artifact.id, key_id, self._mac(artifact))
+
+    # -- reading -----------------------------------------------------------------
+
+    def _check_row(self, artifact: Artifact) -> bool:
+        """Raise ``LedgerTampered`` unless the row fits its integrity data and any seal
+        under this key; returns whether such a seal exists."""
+        try:
+            artifact.check_integrity()
+        except ArtifactIntegrityError as exc:
+            raise LedgerTampered(str(exc)) from None
+        _, key_id = self._keyed()
+        mac = self._get_seal(artifact.id, key_id)
+        if mac is None:
+            return False
+        if not hmac.compare_digest(mac, self._mac(artifact)):
+            raise LedgerTampered(
+                f"artifact {artifact.id[:12]}: the row does not match its seal (a field was "
+                "edited after it was stored)"
+            )
+        return True
+
+    def inspect(self, artifact_id: str) -> ArtifactStatus:
+        """The artifact as stored, what it counts as now, and why (re-checked now).
+
+        A row that fails its integrity data is also marked, so restoring it later does
+        not make it trusted again.
+        """
+        try:
+            artifact = self._fetch(artifact_id)
+            if artifact is None:
+                return ArtifactStatus(None, None)
+            sealed = self._check_row(artifact)
+        except LedgerTampered as exc:
+            reason = exc.reason
+            self._mark_tampered(artifact_id, reason, _ROW_TAMPERED)
+            return ArtifactStatus(None, "tampered", _ROW_TAMPERED, reason)
+        mark = self._get_mark(artifact_id)
+        if mark is not None:
+            return ArtifactStatus(artifact, "tampered", mark[0], mark[1])
+        if artifact.verification == "unverified":
+            return ArtifactStatus(artifact, "unverified")
+        if not sealed:
+            return ArtifactStatus(
+                artifact,
+                "unverified",
+                "unsealed",
+                f"{artifact.uri} carries no seal under this ledger's key (stored by another "
+                "key, another process without one, or forged); reverify() re-reads its source",
+            )
+        return ArtifactStatus(artifact, "verified")
+
+    def get(self, artifact_id: str) -> Artifact | None:
+        """The stored artifact, re-checked on this read.
+
+        Raises ``LedgerTampered`` when the row fails its integrity data. A verified row
+        without a seal under this ledger's key is returned as ``unverified``: its status
+        cannot be vouched for (see :meth:`inspect` for the reason).
+        """
+        status = self.inspect(artifact_id)
+        if status.code == _ROW_TAMPERED:
+            raise LedgerTampered(status.reason or "stored row fails its integrity data")
+        artifact = status.artifact
+        if artifact is not None and status.code == "unsealed":
+            return artifact.model_copy(update={"verification": "unverified"})
+        return artifact
+
     def __contains__(self, artifact_id: object) -> bool:
-        return isinstance(artifact_id, str) and self.get(artifact_id) is not None
+        """Whether a row is stored under the id (tampered or not)."""
+        if not isinstance(artifact_id, str):
+            return False
+        try:
+            return self._fetch(artifact_id) is not None
+        except LedgerTampered:
+            return True
+
+    def __iter__(self) -> Iterator[Artifact]:
+        """Every artifact, each re-checked as by :meth:`get` (a tampered row raises)."""
+        for artifact_id in self._ids():
+            artifact = self.get(artifact_id)
+            if artifact is not None:
+                yield artifact
 
     def verification(self, artifact_id: str) -> EffectiveVerification | None:
-        """What the artifact counts as now: a tamper mark outranks the stored status."""
-        artifact = self.get(artifact_id)
-        if artifact is None:
-            return None
-        if self._is_tampered(artifact_id):
-            return "tampered"
-        return artifact.verification
+        """What the artifact counts as now: tampering outranks the stored status, and
+        ``verified`` needs a valid seal under this ledger's key."""
+        return self.inspect(artifact_id).verification
 
     def reverify(
         self,
@@ -65,18 +313,29 @@ class ArtifactLedger(ABC):
         workspace: Workspace | None = None,
         connectors: Mapping[str, Connector] = {},
     ) -> Finding:
-        """Re-read the artifact's coordinate without any cache and compare hashes.
+        """Re-check the stored row, then re-read the coordinate without any cache.
 
-        A mismatch (or a coordinate that can no longer be read) fails ``tampered`` and
-        marks the artifact, so it no longer counts as verified for trust bars.
+        A row that fails its integrity data fails ``ledger_tampered``. A source whose
+        hash changed (or can no longer be read) fails ``tampered`` and marks the
+        artifact, so it no longer counts as verified for trust bars. A match seals the
+        row under this ledger's key (re-establishing a status sealed under another).
         """
-        artifact = self.get(artifact_id)
+        status = self.inspect(artifact_id)
+        if status.code == _ROW_TAMPERED:
+            return Finding.failed(
+                _VERIFIER, _ROW_TAMPERED, status.reason or "", subject=artifact_id
+            )
+        artifact = status.artifact
         if artifact is None:
             return Finding.failed(
                 _VERIFIER,
                 "unknown_artifact",
                 f"no artifact {artifact_id!r} in the ledger",
                 subject=artifact_id,
+            )
+        if status.code == _SOURCE_CHANGED:
+            return Finding.failed(
+                _VERIFIER, _SOURCE_CHANGED, status.reason or "", subject=artifact.id
             )
         if artifact.verification == "unverified":
             return Finding.failed(
@@ -137,43 +396,65 @@ class ArtifactLedger(ABC):
                     "actual": fresh.content_hash,
                 },
             )
+        self._seal(artifact)
         return Finding.ok(
             _VERIFIER,
             f"{artifact.uri} still hashes to {(artifact.content_hash or '')[:12]}",
             subject=artifact.id,
         )
 
-    @abstractmethod
-    def get(self, artifact_id: str) -> Artifact | None: ...
+    # -- storage (one implementation per backend) ---------------------------------
 
     @abstractmethod
-    def __iter__(self) -> Iterator[Artifact]: ...
+    def _fetch(self, artifact_id: str) -> Artifact | None:
+        """The stored row as an artifact (``parse_row``); ``LedgerTampered`` if it is
+        not one."""
+
+    @abstractmethod
+    def _ids(self) -> list[str]:
+        """Every stored id, oldest first."""
 
     @abstractmethod
     def _insert_if_absent(self, artifact: Artifact) -> Artifact: ...
 
     @abstractmethod
-    def _mark_tampered(self, artifact_id: str, reason: str) -> None: ...
+    def _get_seal(self, artifact_id: str, key_id: str) -> str | None: ...
 
     @abstractmethod
-    def _is_tampered(self, artifact_id: str) -> bool: ...
+    def _add_seal(self, artifact_id: str, key_id: str, mac: str) -> None:
+        """Store a seal unless one under ``key_id`` is already held (never overwrite)."""
+
+    @abstractmethod
+    def _mark_tampered(self, artifact_id: str, reason: str, status: str = "tampered") -> None: ...
+
+    @abstractmethod
+    def _get_mark(self, artifact_id: str) -> tuple[str, str] | None:
+        """``(status, reason)`` of the artifact's tamper mark, if any."""
 
 
 class InMemoryLedger(ArtifactLedger):
-    """A ledger in a dict, for tests and notebooks."""
+    """A ledger in a dict, for tests and notebooks (sealed under a random key unless
+    one is given: it lives no longer than the process anyway)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, key: bytes | str | None = None) -> None:
+        super().__init__(key=key)
         self._lock = threading.Lock()
         self._items: dict[str, Artifact] = {}
-        self._tampered: dict[str, str] = {}
+        self._seals: dict[tuple[str, str], str] = {}
+        self._tampered: dict[str, tuple[str, str]] = {}
 
-    def get(self, artifact_id: str) -> Artifact | None:
+    def _fetch(self, artifact_id: str) -> Artifact | None:
         with self._lock:
-            return self._items.get(artifact_id)
+            artifact = self._items.get(artifact_id)
+        if artifact is not None and artifact.id != artifact_id:
+            raise LedgerTampered(
+                f"artifact {artifact_id[:12]}: the entry holds artifact {artifact.id[:12]}"
+            )
+        return artifact
 
-    def __iter__(self) -> Iterator[Artifact]:
+    def _ids(self) -> list[str]:
         with self._lock:
-            return iter(list(self._items.values()))
+            return list(self._items)
 
     def __len__(self) -> int:
         with self._lock:
@@ -183,13 +464,21 @@ class InMemoryLedger(ArtifactLedger):
         with self._lock:
             return self._items.setdefault(artifact.id, artifact)
 
-    def _mark_tampered(self, artifact_id: str, reason: str) -> None:
+    def _get_seal(self, artifact_id: str, key_id: str) -> str | None:
         with self._lock:
-            self._tampered.setdefault(artifact_id, reason)
+            return self._seals.get((artifact_id, key_id))
 
-    def _is_tampered(self, artifact_id: str) -> bool:
+    def _add_seal(self, artifact_id: str, key_id: str, mac: str) -> None:
         with self._lock:
-            return artifact_id in self._tampered
+            self._seals.setdefault((artifact_id, key_id), mac)
+
+    def _mark_tampered(self, artifact_id: str, reason: str, status: str = "tampered") -> None:
+        with self._lock:
+            self._tampered.setdefault(artifact_id, (status, reason))
+
+    def _get_mark(self, artifact_id: str) -> tuple[str, str] | None:
+        with self._lock:
+            return self._tampered.get(artifact_id)
 
 
 _SCHEMA = """
@@ -205,6 +494,12 @@ CREATE TABLE IF NOT EXISTS trustgate_artifact_marks (
     reason TEXT NOT NULL,
     marked_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS trustgate_artifact_seals (
+    id TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    mac TEXT NOT NULL,
+    PRIMARY KEY (id, key_id)
+);
 """
 
 
@@ -213,14 +508,23 @@ class SqliteLedger(ArtifactLedger):
 
     Put-if-absent is ``INSERT ... ON CONFLICT(id) DO NOTHING`` followed by reading the
     stored row, so concurrent writers (threads or processes) agree on one artifact.
+    Seals live in ``trustgate_artifact_seals`` (one per artifact and key id).
     """
 
-    def __init__(self, path: str | Path | sqlite3.Connection = ":memory:") -> None:
+    def __init__(
+        self,
+        path: str | Path | sqlite3.Connection = ":memory:",
+        *,
+        key: bytes | str | None = None,
+    ) -> None:
+        origin = self._set_key(key)
         if isinstance(path, sqlite3.Connection):
             self._conn = path
         else:
             if str(path) != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
+                if origin == "random":
+                    _warn_random_key(f"SqliteLedger({str(path)!r})")
             self._conn = sqlite3.connect(
                 str(path), check_same_thread=False, timeout=30, isolation_level=None
             )
@@ -232,23 +536,22 @@ class SqliteLedger(ArtifactLedger):
     def close(self) -> None:
         self._conn.close()
 
-    def get(self, artifact_id: str) -> Artifact | None:
+    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
         with self._lock:
-            row = self._conn.execute(
-                "SELECT body FROM trustgate_artifacts WHERE id = ?", (artifact_id,)
-            ).fetchone()
-        return Artifact.model_validate_json(row[0]) if row else None
+            return self._conn.execute(sql, args).fetchall()
 
-    def __iter__(self) -> Iterator[Artifact]:
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT body FROM trustgate_artifacts ORDER BY acquired_at, id"
-            ).fetchall()
-        return iter([Artifact.model_validate_json(r[0]) for r in rows])
+    def _fetch(self, artifact_id: str) -> Artifact | None:
+        rows = self._query(
+            "SELECT id, body, content_hash FROM trustgate_artifacts WHERE id = ?", (artifact_id,)
+        )
+        return parse_row(*rows[0]) if rows else None
+
+    def _ids(self) -> list[str]:
+        rows = self._query("SELECT id FROM trustgate_artifacts ORDER BY acquired_at, id")
+        return [r[0] for r in rows]
 
     def __len__(self) -> int:
-        with self._lock:
-            return int(self._conn.execute("SELECT count(*) FROM trustgate_artifacts").fetchone()[0])
+        return int(self._query("SELECT count(*) FROM trustgate_artifacts")[0][0])
 
     def _insert_if_absent(self, artifact: Artifact) -> Artifact:
         with self._lock:
@@ -262,23 +565,45 @@ class SqliteLedger(ArtifactLedger):
                     artifact.model_dump_json(),
                 ),
             )
-            row = self._conn.execute(
-                "SELECT body FROM trustgate_artifacts WHERE id = ?", (artifact.id,)
-            ).fetchone()
-        return Artifact.model_validate_json(row[0])
+        stored = self._fetch(artifact.id)
+        if stored is None:  # pragma: no cover - a row just inserted or kept cannot vanish
+            raise LedgerTampered(f"artifact {artifact.id[:12]} vanished from the ledger")
+        return stored
 
-    def _mark_tampered(self, artifact_id: str, reason: str) -> None:
-        with self._lock:
-            self._conn.execute(
-                "INSERT INTO trustgate_artifact_marks (id, status, reason, marked_at) "
-                "VALUES (?, 'tampered', ?, ?) ON CONFLICT(id) DO NOTHING",
-                (artifact_id, reason, datetime.now(UTC).isoformat()),
-            )
+    def _get_seal(self, artifact_id: str, key_id: str) -> str | None:
+        rows = self._query(
+            "SELECT mac FROM trustgate_artifact_seals WHERE id = ? AND key_id = ?",
+            (artifact_id, key_id),
+        )
+        return str(rows[0][0]) if rows else None
 
-    def _is_tampered(self, artifact_id: str) -> bool:
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT 1 FROM trustgate_artifact_marks WHERE id = ? AND status = 'tampered'",
-                (artifact_id,),
-            ).fetchone()
-        return row is not None
+    def _add_seal(self, artifact_id: str, key_id: str, mac: str) -> None:
+        self._query(
+            "INSERT INTO trustgate_artifact_seals (id, key_id, mac) VALUES (?, ?, ?) "
+            "ON CONFLICT(id, key_id) DO NOTHING",
+            (artifact_id, key_id, mac),
+        )
+
+    def _mark_tampered(self, artifact_id: str, reason: str, status: str = "tampered") -> None:
+        self._query(
+            "INSERT INTO trustgate_artifact_marks (id, status, reason, marked_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
+            (artifact_id, status, reason, datetime.now(UTC).isoformat()),
+        )
+
+    def _get_mark(self, artifact_id: str) -> tuple[str, str] | None:
+        rows = self._query(
+            "SELECT status, reason FROM trustgate_artifact_marks WHERE id = ?", (artifact_id,)
+        )
+        return (str(rows[0][0]), str(rows[0][1])) if rows else None
+
+
+def _warn_random_key(what: str) -> None:
+    logger.warning(
+        "%s has no key configured (key=, %s or %s): it seals under a random key, so "
+        "artifacts it verifies count as unverified in any other process or after a "
+        "restart until reverify() re-reads their source",
+        what,
+        KEY_ENV,
+        KEY_FILE_ENV,
+    )

@@ -29,9 +29,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from trustgate.errors import ConfigurationError
+from trustgate.errors import ConfigurationError, LedgerTampered
 from trustgate.evidence.artifacts import Artifact
-from trustgate.evidence.ledger import ArtifactLedger
+from trustgate.evidence.ledger import ArtifactLedger, _warn_random_key, parse_row
 
 if TYPE_CHECKING:
     from psycopg import Connection, Cursor
@@ -51,6 +51,12 @@ CREATE TABLE IF NOT EXISTS trustgate_artifact_marks (
     status TEXT NOT NULL,
     reason TEXT NOT NULL,
     marked_at TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE IF NOT EXISTS trustgate_artifact_seals (
+    id TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    mac TEXT NOT NULL,
+    PRIMARY KEY (id, key_id)
 );
 """
 
@@ -127,9 +133,14 @@ class PostgresLedger(ArtifactLedger):
         conn: a connection URL (the ledger opens and owns a small pool), or a
             ``psycopg_pool.ConnectionPool`` the caller owns (``trustgate.connect``
             passes the pool its checkpointer uses, so everything is one database).
+        key: the key rows are sealed under (see :mod:`trustgate.evidence.ledger`);
+            every worker sharing the database needs the same one
+            (``TRUSTGATE_LEDGER_KEY`` / ``TRUSTGATE_LEDGER_KEY_FILE``).
     """
 
-    def __init__(self, conn: str | ConnectionPool[Any]) -> None:
+    def __init__(self, conn: str | ConnectionPool[Any], *, key: bytes | str | None = None) -> None:
+        if self._set_key(key) == "random":
+            _warn_random_key("PostgresLedger")
         if isinstance(conn, str):
             self._pool: ConnectionPool[Any] = open_pool(conn, max_size=2, name="trustgate-ledger")
             self._owns_pool = True
@@ -153,19 +164,20 @@ class PostgresLedger(ArtifactLedger):
         with self._pool.connection() as c, c.cursor(row_factory=tuple_row) as cur:
             yield cur
 
-    def get(self, artifact_id: str) -> Artifact | None:
+    def _fetch(self, artifact_id: str) -> Artifact | None:
         with self._cur() as c:
             row = c.execute(
-                "SELECT body FROM trustgate_artifacts WHERE id = %s", (artifact_id,)
+                "SELECT id, body, content_hash FROM trustgate_artifacts WHERE id = %s",
+                (artifact_id,),
             ).fetchone()
-        return Artifact.model_validate_json(row[0]) if row else None
+        return parse_row(row[0], row[1], row[2]) if row else None
 
-    def __iter__(self) -> Iterator[Artifact]:
+    def _ids(self) -> list[str]:
         with self._cur() as c:
             rows = c.execute(
-                "SELECT body FROM trustgate_artifacts ORDER BY acquired_at, id"
+                "SELECT id FROM trustgate_artifacts ORDER BY acquired_at, id"
             ).fetchall()
-        return iter([Artifact.model_validate_json(r[0]) for r in rows])
+        return [r[0] for r in rows]
 
     def __len__(self) -> int:
         with self._cur() as c:
@@ -184,25 +196,39 @@ class PostgresLedger(ArtifactLedger):
                     artifact.model_dump_json(),
                 ),
             )
-            row = c.execute(
-                "SELECT body FROM trustgate_artifacts WHERE id = %s", (artifact.id,)
-            ).fetchone()
-        if row is None:  # pragma: no cover - a row just inserted or kept cannot vanish
-            raise ConfigurationError(f"artifact {artifact.id[:12]} vanished from the ledger")
-        return Artifact.model_validate_json(row[0])
+        stored = self._fetch(artifact.id)
+        if stored is None:  # pragma: no cover - a row just inserted or kept cannot vanish
+            raise LedgerTampered(f"artifact {artifact.id[:12]} vanished from the ledger")
+        return stored
 
-    def _mark_tampered(self, artifact_id: str, reason: str) -> None:
+    def _get_seal(self, artifact_id: str, key_id: str) -> str | None:
+        with self._cur() as c:
+            row = c.execute(
+                "SELECT mac FROM trustgate_artifact_seals WHERE id = %s AND key_id = %s",
+                (artifact_id, key_id),
+            ).fetchone()
+        return str(row[0]) if row else None
+
+    def _add_seal(self, artifact_id: str, key_id: str, mac: str) -> None:
+        with self._cur() as c:
+            c.execute(
+                "INSERT INTO trustgate_artifact_seals (id, key_id, mac) VALUES (%s, %s, %s) "
+                "ON CONFLICT (id, key_id) DO NOTHING",
+                (artifact_id, key_id, mac),
+            )
+
+    def _mark_tampered(self, artifact_id: str, reason: str, status: str = "tampered") -> None:
         with self._cur() as c:
             c.execute(
                 "INSERT INTO trustgate_artifact_marks (id, status, reason, marked_at) "
-                "VALUES (%s, 'tampered', %s, %s) ON CONFLICT (id) DO NOTHING",
-                (artifact_id, reason, datetime.now(UTC)),
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+                (artifact_id, status, reason, datetime.now(UTC)),
             )
 
-    def _is_tampered(self, artifact_id: str) -> bool:
+    def _get_mark(self, artifact_id: str) -> tuple[str, str] | None:
         with self._cur() as c:
             row = c.execute(
-                "SELECT 1 FROM trustgate_artifact_marks WHERE id = %s AND status = 'tampered'",
+                "SELECT status, reason FROM trustgate_artifact_marks WHERE id = %s",
                 (artifact_id,),
             ).fetchone()
-        return row is not None
+        return (str(row[0]), str(row[1])) if row else None

@@ -2,8 +2,13 @@
 
 Every read goes through the path guard afresh (a symlink swapped after a first read is
 caught by the next), and reads text only when it is text. Lines may be served from a
-cache keyed on the real path and the file's ``(dev, inode, mtime_ns, size)``, so a
-crossing with many citations reads each file once.
+cache keyed on the real path and the file's ``(dev, inode, size, mtime_ns, ctime_ns)``,
+so a crossing with many citations reads each file once. ``ctime`` is what makes the
+key trustworthy: a rewrite in place at the same size with ``mtime`` put back (``cp
+-p``, ``tar``, ``touch -r``) still moves it. File times tick coarsely, so a file whose
+``mtime`` or ``ctime`` lies within :data:`_RACY_NS` of the moment it was read could be
+rewritten in the same tick without a visible change; such a file is not cached (git
+calls this the racy-clean problem and solves it the same way).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterable
 
@@ -24,6 +30,10 @@ __all__ = ["DEFAULT_MAX_BYTES", "Workspace"]
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 _CACHE_BYTES = 64 * 1024 * 1024
+# Files changed less than this before they were read are never cached (see above);
+# 2 s covers the coarsest common timestamp granularity (FAT's mtime).
+_RACY_NS = 2_000_000_000
+Identity = tuple[int, int, int, int, int]
 
 
 class _LineCache:
@@ -33,11 +43,9 @@ class _LineCache:
         self._lock = threading.Lock()
         self._max = max_bytes
         self._size = 0
-        self._data: OrderedDict[str, tuple[tuple[int, int, int, int], tuple[str, ...], int]] = (
-            OrderedDict()
-        )
+        self._data: OrderedDict[str, tuple[Identity, tuple[str, ...], int]] = OrderedDict()
 
-    def get(self, real: str, identity: tuple[int, int, int, int]) -> tuple[str, ...] | None:
+    def get(self, real: str, identity: Identity) -> tuple[str, ...] | None:
         with self._lock:
             hit = self._data.get(real)
             if hit is None or hit[0] != identity:
@@ -46,9 +54,15 @@ class _LineCache:
             return hit[1]
 
     def put(
-        self, real: str, identity: tuple[int, int, int, int], lines: tuple[str, ...], nbytes: int
+        self, real: str, identity: Identity, lines: tuple[str, ...], nbytes: int, read_at: int
     ) -> None:
-        if nbytes > self._max:
+        """Keep ``lines`` unless too big, or changed too close to ``read_at`` (ns) to tell
+        a later same-tick rewrite apart."""
+        if nbytes > self._max or max(identity[3], identity[4]) >= read_at - _RACY_NS:
+            with self._lock:
+                old = self._data.pop(real, None)
+                if old is not None:
+                    self._size -= old[2]
             return
         with self._lock:
             old = self._data.pop(real, None)
@@ -171,6 +185,7 @@ class Workspace:
     def _lines(
         self, path: str, *, use_cache: bool = True, root_fd: int | None = None
     ) -> tuple[str, ...]:
+        read_at = time.time_ns()
         opened = self._open(path, root_fd)
         try:
             if use_cache:
@@ -182,7 +197,7 @@ class Workspace:
             os.close(opened.fd)
         lines = _paths.split_lines(_paths.decode_text(data, path))
         if use_cache:
-            self._cache.put(opened.real, opened.identity, lines, len(data))
+            self._cache.put(opened.real, opened.identity, lines, len(data), read_at)
         return lines
 
     def clear_cache(self) -> None:

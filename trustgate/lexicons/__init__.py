@@ -1,1 +1,1 @@
-"""Lexicons for the draft rules, shipped as package data (see causal.txt for the format)."""
+"""The draft rules' vocabulary, shipped as package data (see draft.txt for the format)."""

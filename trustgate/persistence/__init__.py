@@ -32,8 +32,8 @@ that carry a report, and gaps are closed from the saver's own rows:
   task's writes, the resume applies them, the id is the same: one report;
 * replayed writes, resumes, forks, two workers on one thread: one row per id.
 
-A halted crossing's report exists only in the failed task's pending writes
-(never in a checkpoint), which is why the primary path is ``put_writes``.
+A halted crossing's report exists only in pending writes kept beside the failed
+task (never in a checkpoint), which is why the primary path is ``put_writes``.
 The details per method are in :mod:`trustgate.persistence._saver`.
 
 Example:

@@ -16,11 +16,14 @@ A crossing's report is a write of the guarded task to the ``trust_reports``
 channel. Every saver sees it three ways, and each is a point where the wrapper logs
 it, keyed on the report id with ``ON CONFLICT DO NOTHING``:
 
-1. ``put_writes`` / ``aput_writes`` (the primary path): the task's writes are
-   handed to the wrapped saver first; only when that returned are the reports
-   among them logged. This is the only place a *halted* crossing's report appears:
-   the node raises ``GateHalted`` after writing it, and LangGraph saves the failed
-   task's writes with its error write, never in a checkpoint.
+1. ``put_writes`` / ``aput_writes`` (the primary path): the writes are handed to
+   the wrapped saver first; only when that returned are the reports among them
+   logged. A released crossing's report is the guarded task's own write. A
+   *halted* crossing's report never reaches a checkpoint: the gate writes it beside
+   the failed task (``put_writes`` on the run's checkpointer, under a task id
+   LangGraph never runs, so a resume re-runs the task) and the node raises
+   ``GateHalted``; a report written as the failing task's own write would be saved
+   with its error write too. Either way this wrapper's ``put_writes`` sees it.
 2. ``put`` / ``aput``: a released crossing's writes are applied, so the next
    checkpoint's ``channel_values["trust_reports"]`` holds the report
    (cumulatively). When that channel changed, ids this process has not logged are

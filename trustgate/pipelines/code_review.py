@@ -46,6 +46,7 @@ from typing_extensions import TypedDict
 from trustgate.claims import ChangesManifest
 from trustgate.evidence.workspace import Workspace
 from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -54,12 +55,11 @@ from trustgate.pipelines._common import (
     make_sample_repository,
     resolve_models,
 )
-from trustgate.policy import OVERRIDE_NOTE, Override
+from trustgate.policies import OVERRIDE_NOTE, Override
 from trustgate.readers import FromKey
 from trustgate.report import TrustReports, reports_from_state
 from trustgate.verifiers.base import EvidenceSources, FromState
 from trustgate.verifiers.files import CitationReplay
-from trustgate.wiring import guard
 
 __all__ = [
     "ROLES",
@@ -172,6 +172,9 @@ def inspector_gate() -> TrustGate:
             "review.verdict", "REQUEST_CHANGES", note_field="review.summary", note=OVERRIDE_NOTE
         ),
         evidence=EvidenceSources(workspace=FromState("repo"), extra={"base": FromState("base")}),
+        # the verdict is the inspector's judgment: it stands while the manifest's evidence
+        # replays, and is overridden when it does not
+        passthrough=["review"],
     )
 
 

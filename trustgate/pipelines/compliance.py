@@ -54,6 +54,7 @@ from typing_extensions import TypedDict
 from trustgate.evidence.brief import Brief, EvidenceSet
 from trustgate.findings import Finding
 from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -61,14 +62,13 @@ from trustgate.pipelines._common import (
     load_json,
     resolve_models,
 )
-from trustgate.policy import Caveat, Rerender
+from trustgate.policies import Caveat, Rerender
 from trustgate.readers import FromKey
 from trustgate.report import TrustReports, reports_from_state
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
 from trustgate.verifiers.blind import ModelVerifier
 from trustgate.verifiers.contract import check_citations
 from trustgate.verifiers.integrity import check_integrity
-from trustgate.wiring import guard
 
 __all__ = [
     "ROLES",

@@ -54,6 +54,7 @@ from trustgate.evidence.ledger import ArtifactLedger, InMemoryLedger
 from trustgate.evidence.workspace import Workspace
 from trustgate.findings import Finding
 from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -62,12 +63,12 @@ from trustgate.pipelines._common import (
     make_sample_repository,
     resolve_models,
 )
-from trustgate.policy import Crossing, Review
+from trustgate.policies import Release, Review, SetPath
+from trustgate.policies._decision import CrossingView
 from trustgate.readers import FromKey
-from trustgate.report import TrustReports, reports_from_state
+from trustgate.report import OverrideRecord, TrustReports, reports_from_state
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
 from trustgate.verifiers.files import GroundingCheck
-from trustgate.wiring import guard
 
 __all__ = [
     "ROLES",
@@ -140,13 +141,14 @@ class DropUngrounded:
     def __init__(self, key: str = "proposal") -> None:
         self.key = key
 
-    def apply(self, crossing: Crossing) -> None:
-        current = crossing.update.get(self.key)
+    def decide(self, crossing: CrossingView) -> Release | None:
+        current = crossing.get(self.key)
         if not isinstance(current, Mapping):
-            return
+            return None
         proposal: dict[str, Any] = {k: _copy_field(v) for k, v in current.items()}
         handled: list[Finding] = []
         strikes: list[Finding] = []
+        records: list[OverrideRecord] = []
         for f in crossing.unresolved:
             m = _SUBJECT.match(f.subject or "")
             if m is not None and m["field"] in proposal:
@@ -154,13 +156,15 @@ class DropUngrounded:
                 entries = field.get("evidence") if isinstance(field, dict) else None
                 index = int(m["index"])
                 if isinstance(entries, list) and index < len(entries):
-                    crossing.record(
-                        "citation_drop",
-                        f"{self.key}.{m['field']}.evidence[{index}]",
-                        before=entries[index],
-                        after=None,
-                        reason=f"{f.verifier}/{f.code}: {f.message}",
-                        verifier=f.verifier,
+                    records.append(
+                        OverrideRecord(
+                            kind="citation_drop",
+                            target=f"{self.key}.{m['field']}.evidence[{index}]",
+                            before=entries[index],
+                            after=None,
+                            reason=f"{f.verifier}/{f.code}: {f.message}",
+                            verifier=f.verifier,
+                        )
                     )
                     entries[index] = None
                 handled.append(f)
@@ -172,21 +176,20 @@ class DropUngrounded:
         for f in strikes:
             name = f.subject or ""
             if name in proposal:
-                crossing.record(
-                    "field_override",
-                    f"{self.key}.{name}",
-                    before=proposal.pop(name),
-                    after=None,
-                    reason=f"{f.verifier}/{f.code}: {f.message}",
-                    verifier=f.verifier,
+                records.append(
+                    OverrideRecord(
+                        kind="field_override",
+                        target=f"{self.key}.{name}",
+                        before=proposal.pop(name),
+                        after=None,
+                        reason=f"{f.verifier}/{f.code}: {f.message}",
+                        verifier=f.verifier,
+                    )
                 )
             handled.append(f)
         if not handled:
-            return
-        crossing.update[self.key] = proposal
-        crossing.resolve(handled)
-        if crossing.decision == "pass":
-            crossing.decision = "modified"
+            return None
+        return Release((SetPath(self.key, proposal),), tuple(handled), "modified", tuple(records))
 
 
 def _copy_field(value: Any) -> Any:
@@ -241,7 +244,7 @@ def _reverify(claims: Any, evidence: Evidence) -> list[Finding]:
         changed = []
         for artifact_id in verified:
             finding = ledger.reverify(artifact_id, ws)
-            if finding.code == "tampered":
+            if not finding.passed:  # changed source, edited row, unreadable: all strike
                 changed.append(finding.message)
         if changed:
             out.append(

@@ -48,6 +48,7 @@ from typing_extensions import TypedDict
 
 from trustgate.evidence.record import Record
 from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -55,12 +56,11 @@ from trustgate.pipelines._common import (
     load_text,
     resolve_models,
 )
-from trustgate.policy import Redact
+from trustgate.policies import Redact
 from trustgate.readers import FromKey
 from trustgate.report import TrustReports
 from trustgate.verifiers.base import EvidenceSources, FromState
 from trustgate.verifiers.gaps import GAP_LABEL, testimony_text
-from trustgate.wiring import guard
 
 __all__ = ["ROLES", "PostmortemState", "build", "find_gaps", "redact_gate", "sample_inputs"]
 

@@ -12,7 +12,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from trustgate.claims import Locator
-from trustgate.errors import EvidenceRefused, GitError
+from trustgate.errors import (
+    ArtifactIntegrityError,
+    EvidenceRefused,
+    GitError,
+    LedgerConflict,
+    LedgerTampered,
+)
 from trustgate.evidence.artifacts import Artifact
 from trustgate.evidence.ledger import ArtifactLedger
 from trustgate.evidence.workspace import Workspace
@@ -49,6 +55,16 @@ def acquire_locators(
             continue
         except GitError as exc:
             findings.append(Finding.failed(VERIFIER, "git_error", str(exc), subject=str(locator)))
+            continue
+        except LedgerTampered as exc:
+            findings.append(
+                Finding.failed(VERIFIER, "ledger_tampered", exc.reason, subject=str(locator))
+            )
+            continue
+        except (ArtifactIntegrityError, LedgerConflict) as exc:
+            findings.append(
+                Finding.failed(VERIFIER, "ledger_conflict", str(exc), subject=str(locator))
+            )
             continue
         artifacts.append(artifact)
         findings.append(

@@ -280,7 +280,15 @@ class FunctionVerifier:
     async def averify(self, claims: Any, evidence: Evidence) -> list[Finding]:
         if self.is_async:
             return _as_findings(self.name, await self.fn(claims, evidence))
-        return await asyncio.to_thread(self.verify, claims, evidence)
+        # a sync function runs on trustgate's verifier threads, not the loop's default
+        # executor (the gate does this itself; this path is for direct callers)
+        from trustgate import _executor
+
+        limit = self.timeout if self.timeout is not None else 30.0
+        found: list[Finding] = await _executor.run_async(
+            lambda: self.verify(claims, evidence), limit
+        )
+        return found
 
     def __call__(self, claims: Any, evidence: Evidence) -> list[Finding]:
         return self.verify(claims, evidence)

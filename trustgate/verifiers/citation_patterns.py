@@ -39,11 +39,14 @@ Canonical rules (documented in the README of the contract checker too):
 
 from __future__ import annotations
 
+import heapq
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from trustgate.errors import ClaimTooLarge
 
 __all__ = [
     "DEFAULT_CITATION_PATTERNS",
@@ -143,6 +146,20 @@ class CitationMatch(BaseModel):
     edition: str | None = None
 
 
+class _Taken:
+    """How far the citations accepted so far reach (shared by extract_citations with the
+    shipped patterns, which skip anchors inside it instead of reading them)."""
+
+    __slots__ = ("limit", "until")
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.until = -1
+        self.limit = limit  # a list longer than this is not read further
+
+
+_NOTHING_TAKEN = _Taken()
+
+
 class CitationPattern(BaseModel):
     """A way citations are written. Subclass and implement :meth:`find` to add one.
 
@@ -236,20 +253,31 @@ _OWN_DOCUMENT = re.compile(
 )
 
 
+_SUB_PARTS = re.compile(r"\(([^)]*)\)")
+
+
 def _subs(raw: str) -> tuple[str, ...]:
-    return tuple(s.lower() for s in re.findall(r"\(([^)]*)\)", raw))
+    if "(" not in raw:
+        return ()
+    return tuple(s.lower() for s in _SUB_PARTS.findall(raw))
 
 
 def _read_list(
-    text: str, pos: int, item: re.Pattern[str], *, first_dotted: bool = False
+    text: str,
+    pos: int,
+    item: re.Pattern[str],
+    *,
+    first_dotted: bool = False,
+    limit: int | None = None,
 ) -> list[re.Match[str]]:
-    """Read ``item`` at ``pos`` and every continuation item after it."""
+    """Read ``item`` at ``pos`` and every continuation item after it (at most
+    ``limit`` + 1 of them: more is refused by the caller anyway)."""
     first = item.match(text, pos)
     if first is None or (first_dotted and "." not in first.group("ref")):
         return []
     items = [first]
     dotted = "." in first.group("ref")
-    while True:
+    while limit is None or len(items) <= limit:
         sep = _CONT.match(text, items[-1].end())
         if sep is None or sep.end() == items[-1].end():
             break
@@ -267,10 +295,9 @@ def _emit(
     items: Sequence[tuple[CitationId, str | None]],
     pattern: str,
 ) -> list[CitationMatch]:
+    written = text[start:end]  # one string shared by every item of the list
     return [
-        CitationMatch(
-            id=cid, written=text[start:end], start=start, end=end, pattern=pattern, edition=ed
-        )
+        CitationMatch(id=cid, written=written, start=start, end=end, pattern=pattern, edition=ed)
         for cid, ed in items
     ]
 
@@ -309,7 +336,14 @@ class ClausePattern(CitationPattern):
     )
 
     def find(self, text: str, frameworks: frozenset[str]) -> Iterable[CitationMatch]:
+        return self._find(text, frameworks, _NOTHING_TAKEN)
+
+    def _find(
+        self, text: str, frameworks: frozenset[str], taken: _Taken
+    ) -> Iterator[CitationMatch]:
         for a in self._ANCHOR.finditer(text):
+            if a.start() < taken.until:
+                continue  # inside a citation already accepted: it would be discarded
             framework: str | None
             edition: str | None = None
             first_dotted = False
@@ -335,7 +369,7 @@ class ClausePattern(CitationPattern):
                 pos = a.end()
                 while pos < len(text) and text[pos] in " \t\u00a0":
                     pos += 1
-            items = _read_list(text, pos, self._ITEM, first_dotted=first_dotted)
+            items = _read_list(text, pos, self._ITEM, first_dotted=first_dotted, limit=taken.limit)
             if not items:
                 continue
             end = items[-1].end()
@@ -384,9 +418,16 @@ class AnnexControlPattern(CitationPattern):
     )
 
     def find(self, text: str, frameworks: frozenset[str]) -> Iterable[CitationMatch]:
+        return self._find(text, frameworks, _NOTHING_TAKEN)
+
+    def _find(
+        self, text: str, frameworks: frozenset[str], taken: _Taken
+    ) -> Iterator[CitationMatch]:
         for a in self._ANCHOR.finditer(text):
+            if a.start() < taken.until:
+                continue
             letter = a.group("letter") or a.group("short")
-            items = _read_list(text, a.end(), self._ITEM, first_dotted=True)
+            items = _read_list(text, a.end(), self._ITEM, first_dotted=True, limit=taken.limit)
             if not items:
                 continue
             cids = [
@@ -431,8 +472,15 @@ class ArticlePattern(CitationPattern):
     )
 
     def find(self, text: str, frameworks: frozenset[str]) -> Iterable[CitationMatch]:
+        return self._find(text, frameworks, _NOTHING_TAKEN)
+
+    def _find(
+        self, text: str, frameworks: frozenset[str], taken: _Taken
+    ) -> Iterator[CitationMatch]:
         for a in self._ANCHOR.finditer(text):
-            items = _read_list(text, a.end(), self._ITEM)
+            if a.start() < taken.until:
+                continue
+            items = _read_list(text, a.end(), self._ITEM, limit=taken.limit)
             if not items:
                 continue
             end = items[-1].end()
@@ -478,6 +526,11 @@ class BracketIdPattern(CitationPattern):
     )
 
     def find(self, text: str, frameworks: frozenset[str]) -> Iterable[CitationMatch]:
+        return self._find(text, frameworks, _NOTHING_TAKEN)
+
+    def _find(
+        self, text: str, frameworks: frozenset[str], taken: _Taken
+    ) -> Iterator[CitationMatch]:
         for m in self._RX.finditer(text):
             ref = m.group("ref")
             if not any(c.isdigit() for c in ref):
@@ -490,6 +543,11 @@ class BracketIdPattern(CitationPattern):
                 pattern=self.name,
             )
 
+
+# The shipped patterns' own find(): a subclass that overrides find() is sorted instead.
+_SHIPPED_FIND: dict[type[CitationPattern], object] = {
+    cls: cls.find for cls in (ClausePattern, AnnexControlPattern, ArticlePattern, BracketIdPattern)
+}
 
 DEFAULT_CITATION_PATTERNS: tuple[CitationPattern, ...] = (
     ClausePattern(),
@@ -505,8 +563,12 @@ def extract_citations(
     patterns: Sequence[CitationPattern] = DEFAULT_CITATION_PATTERNS,
     *,
     frameworks: Iterable[str] = (),
+    limit: int | None = None,
 ) -> list[CitationMatch]:
     """Every citation in ``text``, in reading order, overlapping forms resolved.
+
+    With ``limit``, more citations than that raise ``ClaimTooLarge`` as soon as the
+    limit is passed (the contract check passes :data:`trustgate._limits.MAX_DRAFT_ITEMS`).
 
     When two patterns claim overlapping text, the hit that starts first wins, then the
     longer one, then the earlier pattern: "ISO 27001 clause 9.2" is one clause
@@ -521,17 +583,42 @@ def extract_citations(
         ```
     """
     known = frozenset(frameworks)
-    hits: dict[tuple[int, int, int], list[CitationMatch]] = {}
+    taken = _Taken(limit)
+    streams: list[Iterator[tuple[int, int, int, CitationMatch]]] = []
     for index, pattern in enumerate(patterns):
-        for match in pattern.find(text, known):
-            hits.setdefault((match.start, match.end, index), []).append(match)
-    ordered = sorted(hits, key=lambda k: (k[0], -(k[1] - k[0]), k[2]))
+        streams.append(_keyed(pattern, text, known, taken, index))
     result: list[CitationMatch] = []
-    taken_until = -1
-    for key in ordered:
-        start, end, _ = key
-        if start < taken_until:
-            continue
-        result.extend(hits[key])
-        taken_until = end
+    accepted: tuple[int, int, int] | None = None
+    # Hits arrive in (start, longest first, pattern order): the first hit at a place
+    # wins and every hit starting inside it is dropped. The shipped patterns see how far
+    # accepted hits reach and skip anchors inside them, so a list of a hundred thousand
+    # items is read once, not once per item (which was quadratic in time and memory).
+    for start, neg_len, index, match in heapq.merge(*streams, key=lambda h: h[:3]):
+        key = (start, neg_len, index)
+        if key == accepted or start >= taken.until:
+            accepted = key
+            taken.until = max(taken.until, start - neg_len)
+            result.append(match)
+            if limit is not None and len(result) > limit:
+                raise ClaimTooLarge(
+                    f"the draft cites more than {limit:,} times (the cap of citations "
+                    "read in one draft); nothing in it was checked"
+                )
     return result
+
+
+def _keyed(
+    pattern: CitationPattern, text: str, known: frozenset[str], taken: _Taken, index: int
+) -> Iterator[tuple[int, int, int, CitationMatch]]:
+    """One pattern's hits as sortable tuples, in the merge order."""
+    finder = getattr(pattern, "_find", None)
+    if finder is not None and type(pattern).find is _SHIPPED_FIND.get(type(pattern)):
+        for m in finder(text, known, taken):
+            yield (m.start, -(m.end - m.start), index, m)
+        return
+    # a user-defined pattern may yield in any order: sort its hits first
+    hits = sorted(
+        ((m.start, -(m.end - m.start), index, m) for m in pattern.find(text, known)),
+        key=lambda h: h[:3],
+    )
+    yield from hits

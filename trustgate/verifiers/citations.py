@@ -179,14 +179,15 @@ def replay_manifest(
       ``no_files``. Changed files no item claimed fail ``undeclared_change``
       (``undeclared_severity``, a warning by default).
     * Malformed model output becomes ``malformed_claim`` findings with the parse error;
-      an empty manifest fails ``no_claims``.
+      an empty manifest fails ``no_claims``; one past a cap of :mod:`trustgate._limits`
+      (10,000 citations, nesting, size) is one ``claim_too_large`` finding, unread.
 
     Each path is guarded and read at most once per call.
     """
     try:
         parsed, errors = parse_manifest(items)
     except ClaimParseError as exc:
-        return [Finding.failed(VERIFIER, "malformed_claim", str(exc))]
+        return [Finding.failed(VERIFIER, getattr(exc, "code", "malformed_claim"), str(exc))]
     findings = [
         Finding.failed(
             VERIFIER,

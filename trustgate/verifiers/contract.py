@@ -17,6 +17,14 @@ Two violations, nothing else:
 
 Absence is never a violation: a draft that cites nothing, or a subset, passes.
 
+**Code is scanned, never skipped.** Every character of the draft is read, fenced and
+indented code, code spans and raw HTML (comments included) alike: a reader copies a
+clause number out of a code block as readily as out of prose, and a check that skipped
+"code" could be steered by whatever opens it (a fence CommonMark does not open, such
+as a backtick in the info string, would hide the rest of the draft from a hand-written
+fence pattern). Where a renderer puts code is read from :mod:`trustgate._markdown`
+(CommonMark, markdown-it) and reported as ``detail["in_code"]`` of each failure.
+
 **What counts as wording attached to a citation.** Only *quoted* text directly
 beside the citation: after it (``clause 9.2 "Internal audit"``, ``A.5.9: “…”``,
 ``Article 32(1) ("…")``) or right before it (``“…” (A.5.9)``), with nothing but
@@ -34,12 +42,16 @@ unit (a quote after "Article 32(1)" is not judged against the text approved for
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from trustgate.errors import InputError
+from trustgate import _limits
+from trustgate._markdown import code_locator
+from trustgate.errors import ClaimTooLarge, InputError
 from trustgate.evidence.brief import ApprovedCitation, Brief
 from trustgate.findings import Finding
 from trustgate.verifiers.citation_patterns import (
@@ -55,56 +67,142 @@ __all__ = ["VERIFIER", "check_citations"]
 
 VERIFIER = "closed_list_citations"
 
-_QUOTES = (
-    r"\"(?P<q1>[^\"\n]{1,2000})\"|“(?P<q2>[^”\n]{1,2000})”"
-    r"|‘(?P<q3>[^’\n]{1,2000})’|«(?P<q4>[^»\n]{1,2000})»"
-)
-_GAP = r"[ \t\u00a0*_]*(?:[:,(\[–—-][ \t\u00a0*_]*){0,2}"
-_QUOTE_AFTER = re.compile(rf"(?P<gap>{_GAP})(?:{_QUOTES}|(?<=[\s(:])'(?P<q5>[^'\n]{{1,2000}})')")
+_MAX_QUOTE = 2000  # characters of quoted wording read beside a citation
+_OPEN_TO_CLOSE = {'"': '"', "“": "”", "‘": "’", "«": "»"}
+_CLOSE_TO_OPEN = {close: open_ for open_, close in _OPEN_TO_CLOSE.items()}
+_GAP_SPACE = frozenset(" \t\u00a0*_")
+_GAP_PUNCT = frozenset(":,([–—-")
 # After "A.5.9, " a quote is an appositive title only when it closes its own phrase:
 # 'A.5.9, "Inventory of ...", requires' yes; 'Under A.5.9, "laptops" are assets' no.
 _APPOSITIVE_END = re.compile(r"[ \t\u00a0*_]*(?:[,;.:!?)\]]|$)", re.MULTILINE)
-_QUOTE_BEFORE = re.compile(rf"(?:{_QUOTES})[ \t\u00a0*_]*(?:[:,(\[–—-][ \t\u00a0*_]*){{0,2}}$")
 _ELLIPSIS = re.compile(r"\[\s*(?:\.\.\.|…)\s*\]|\.\.\.|…")
 _WORD = re.compile(r"\w+")
+_SEP = "\x00"  # joins words for substring search; \w never matches it
+_SHOW = 120
+
+
+def _show(text: str) -> str:
+    """Text as quoted in a message: bounded, so a hostile citation cannot bloat reports."""
+    return text if len(text) <= _SHOW else text[: _SHOW - 1] + "…"
 
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
-def _contains_run(haystack: list[str], needle: list[str], start: int) -> int:
-    """Index just past the first occurrence of ``needle`` in ``haystack[start:]``, or -1."""
-    n = len(needle)
-    for i in range(start, len(haystack) - n + 1):
-        if haystack[i : i + n] == needle:
-            return i + n
-    return -1
+class _Wording:
+    """Approved wording as one string of words, searched with ``str.find`` (linear in
+    C) instead of a word-by-word scan (quadratic on hostile quotes)."""
+
+    def __init__(self, text: str) -> None:
+        self.joined = _SEP + _SEP.join(_words(text)) + _SEP
+
+    def faithful(self, quote: str) -> bool:
+        """The quote's runs (split at ``...``/``…``) appear in order, contiguous."""
+        pos = 0
+        for fragment in _ELLIPSIS.split(quote):
+            words = _words(fragment)
+            if not words:
+                continue
+            needle = _SEP + _SEP.join(words) + _SEP
+            at = self.joined.find(needle, pos)
+            if at < 0:
+                return False
+            pos = at + len(needle) - 1  # the closing separator starts the next run
+        return True
+
+
+@functools.lru_cache(maxsize=256)
+def _wording(text: str) -> _Wording:
+    return _Wording(text)
 
 
 def _faithful(quote: str, approved: str) -> bool:
-    target = _words(approved)
-    pos = 0
-    for fragment in _ELLIPSIS.split(quote):
-        words = _words(fragment)
-        if not words:
-            continue
-        pos = _contains_run(target, words, pos)
-        if pos < 0:
-            return False
-    return True
+    return _wording(approved).faithful(quote)
 
 
-def _quote(m: re.Match[str]) -> tuple[str, int] | None:
-    """The quoted words and the offset of their opening quote mark."""
-    for g in ("q1", "q2", "q3", "q4", "q5"):
-        if g in m.re.groupindex and m.group(g) is not None:
-            return m.group(g), m.start(g) - 1
-    return None  # pragma: no cover
+def _gap_end(draft: str, pos: int) -> int:
+    """End of the gap allowed between a citation and its quote: spaces and emphasis
+    marks, with at most two of ``: , ( [ – — -`` among them."""
+    punct = 0
+    n = len(draft)
+    while pos < n:
+        ch = draft[pos]
+        if ch in _GAP_SPACE:
+            pos += 1
+        elif ch in _GAP_PUNCT and punct < 2:
+            punct += 1
+            pos += 1
+        else:
+            break
+    return pos
 
 
-def _line(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+def _gap_start(draft: str, pos: int, lo: int) -> int:
+    """Start of the gap that ends at ``pos`` (the same grammar, read backwards)."""
+    punct = 0
+    while pos > lo:
+        ch = draft[pos - 1]
+        if ch in _GAP_SPACE:
+            pos -= 1
+        elif ch in _GAP_PUNCT and punct < 2:
+            punct += 1
+            pos -= 1
+        else:
+            break
+    return pos
+
+
+def _quote_after(draft: str, end: int) -> tuple[str, int, str, int] | None:
+    """The quote right after a citation ending at ``end``: (words, offset of the opening
+    mark, the gap before it, offset after the closing mark)."""
+    q = _gap_end(draft, end)
+    if q >= len(draft):
+        return None
+    opener = draft[q]
+    close = _OPEN_TO_CLOSE.get(opener)
+    if close is None:
+        if opener != "'" or q == 0 or not (draft[q - 1].isspace() or draft[q - 1] in "(:"):
+            return None
+        close = "'"
+    j = draft.find(close, q + 1, q + 2 + _MAX_QUOTE)
+    if j <= q + 1 or draft.find("\n", q + 1, j) != -1:
+        return None
+    return draft[q + 1 : j], q, draft[end:q], j + 1
+
+
+def _quote_before(draft: str, start: int, lo: int) -> tuple[str, int] | None:
+    """The quote right before a citation starting at ``start``, opening at or after
+    ``lo``: (words, offset of the opening mark)."""
+    k = _gap_start(draft, start, lo) - 1
+    if k <= lo:
+        return None
+    close = draft[k]
+    opener = _CLOSE_TO_OPEN.get(close)
+    if opener is None:
+        return None
+    if opener == close:  # "...": the content holds no quote mark, so the nearest one opens
+        o = draft.rfind(opener, lo, k)
+        if o < 0 or k - o - 1 > _MAX_QUOTE:
+            return None
+    else:  # “...”: the leftmost opening mark after the previous closing one
+        search_lo = max(lo, draft.rfind(close, lo, k) + 1, k - _MAX_QUOTE - 1)
+        o = draft.find(opener, search_lo, k)
+        if o < 0:
+            return None
+    if k - o - 1 < 1:
+        return None
+    return draft[o + 1 : k], o
+
+
+class _Lines:
+    """Line numbers of offsets, from one pass over the text (not a count per finding)."""
+
+    def __init__(self, text: str) -> None:
+        self._breaks = [m.start() for m in re.finditer("\n", text)]
+
+    def __call__(self, offset: int) -> int:
+        return bisect.bisect_left(self._breaks, offset) + 1
 
 
 def _literal_pattern(citation: ApprovedCitation) -> tuple[RegexCitationPattern, CitationId]:
@@ -139,12 +237,21 @@ class _ApprovedSet:
                 if m.id.framework is not None and m.edition is not None:
                     self.editions.setdefault(m.id.framework, set()).add(m.edition)
         self.patterns: tuple[CitationPattern, ...] = (*patterns, *literal)
+        # covers() and same_citation() need the same kind and ref: index on them, so a
+        # draft with many citations costs one lookup each, not one scan of the brief each
+        self._by_unit: dict[tuple[str, str], list[tuple[CitationId, ApprovedCitation]]] = {}
+        for a, c in self.entries:
+            self._by_unit.setdefault((a.kind, a.ref), []).append((a, c))
 
     def authorises(self, cid: CitationId) -> bool:
-        return any(a.covers(cid) for a, _ in self.entries)
+        return any(a.covers(cid) for a, _ in self._by_unit.get((cid.kind, cid.ref), ()))
 
     def texts_for(self, cid: CitationId) -> list[str]:
-        return [c.text for a, c in self.entries if c.text is not None and a.same_citation(cid)]
+        return [
+            c.text
+            for a, c in self._by_unit.get((cid.kind, cid.ref), ())
+            if c.text is not None and a.same_citation(cid)
+        ]
 
     def owner_of_wording(self, quote: str, cid: CitationId) -> str | None:
         """Which other approved citation the quoted words belong to (wrong-clause hint)."""
@@ -191,8 +298,18 @@ def check_citations(
     if not isinstance(draft, str):
         raise InputError(f"draft must be text (str), got {type(draft).__name__}")
     approved = _ApprovedSet(_coerce_brief(brief), patterns)
-    found = extract_citations(draft, approved.patterns, frameworks=approved.frameworks)
+    try:
+        _limits.check_draft(draft)
+    except ClaimTooLarge as exc:
+        return [Finding.failed(VERIFIER, exc.code, str(exc))]
+    try:
+        found = extract_citations(
+            draft, approved.patterns, frameworks=approved.frameworks, limit=_limits.MAX_DRAFT_ITEMS
+        )
+    except ClaimTooLarge as exc:
+        return [Finding.failed(VERIFIER, exc.code, str(exc))]
 
+    line_of = _Lines(draft)
     invented: dict[str, list[CitationMatch]] = {}
     failures: list[tuple[int, str, str, Finding]] = []
     seen_altered: set[tuple[str, str, str]] = set()
@@ -203,23 +320,19 @@ def check_citations(
     quotes: dict[int, tuple[str, int]] = {}  # id(match) -> (quote, offset)
     used_quote_starts: set[int] = set()
     for (_start, end), members in groups.items():
-        after = _QUOTE_AFTER.match(draft, end)
-        got = _quote(after) if after is not None else None
-        if (
-            after is not None
-            and "," in after.group("gap")
-            and not _APPOSITIVE_END.match(draft, after.end())
-        ):
-            got = None
-        if got is not None:
-            quotes[id(members[-1])] = got
-            used_quote_starts.add(got[1])
+        after = _quote_after(draft, end)
+        if after is not None:
+            quote, offset, gap, after_end = after
+            if "," in gap and not _APPOSITIVE_END.match(draft, after_end):
+                continue
+            quotes[id(members[-1])] = (quote, offset)
+            used_quote_starts.add(offset)
     for (start, _end), members in groups.items():
         if id(members[0]) in quotes:
             continue
-        line_start = draft.rfind("\n", 0, start) + 1
-        before = _QUOTE_BEFORE.search(draft, max(line_start, start - 2100), start)
-        got = _quote(before) if before is not None else None
+        window = max(0, start - 2100)  # never scan further back: linear on one-line drafts
+        lo = max(draft.rfind("\n", window, start) + 1, window)
+        got = _quote_before(draft, start, lo)
         if got is not None and got[1] not in used_quote_starts:
             quotes[id(members[0])] = got
 
@@ -243,17 +356,19 @@ def check_citations(
                             Finding.failed(
                                 VERIFIER,
                                 "altered_citation",
-                                f'"{m.written}" cites edition {m.edition} of ISO {cid.framework}; '
+                                f'"{_show(m.written)}" cites edition {m.edition} of ISO '
+                                f"{cid.framework}; "
                                 f"the brief approves edition {wanted}",
                                 subject=str(cid),
                                 detail={
                                     "reason": "edition",
                                     "canonical": cid.key,
-                                    "written": m.written,
+                                    "written": _show(m.written),
+                                    "remove": [m.written],
                                     "edition": m.edition,
                                     "approved_editions": sorted(editions),
                                     "offset": m.start,
-                                    "line": _line(draft, m.start),
+                                    "line": line_of(m.start),
                                 },
                             ),
                         )
@@ -274,11 +389,12 @@ def check_citations(
         detail: dict[str, Any] = {
             "reason": "wording",
             "canonical": cid.key,
-            "written": m.written,
+            "written": _show(m.written),
+            "remove": [m.written],
             "quoted": quote,
             "approved_text": texts[0] if len(texts) == 1 else texts,
             "offset": m.start,
-            "line": _line(draft, m.start),
+            "line": line_of(m.start),
         }
         if owner:
             detail["wording_of"] = owner
@@ -290,7 +406,8 @@ def check_citations(
                 Finding.failed(
                     VERIFIER,
                     "altered_citation",
-                    f'{cid} is quoted as "{quote}" but the brief approves "{texts[0]}"{hint}',
+                    f'{cid} is quoted as "{_show(quote)}" but the brief approves '
+                    f'"{_show(texts[0])}"{hint}',
                     subject=str(cid),
                     detail=detail,
                 ),
@@ -308,15 +425,17 @@ def check_citations(
                 Finding.failed(
                     VERIFIER,
                     "invented_citation",
-                    f'"{first.written}" cites {first.id}, which is not in the brief\'s approved '
+                    f'"{_show(first.written)}" cites {first.id}, which is not in the brief\'s '
+                    f"approved "
                     f"citations ({len(approved_list)} approved)",
                     subject=str(first.id),
                     detail={
                         "canonical": canonical,
-                        "written": sorted({m.written for m in matches}),
+                        "written": sorted({_show(m.written) for m in matches}),
+                        "remove": sorted({m.written for m in matches}),
                         "occurrences": len(matches),
                         "offset": first.start,
-                        "line": _line(draft, first.start),
+                        "line": line_of(first.start),
                         "approved": approved_list,
                     },
                 ),
@@ -325,7 +444,11 @@ def check_citations(
 
     if failures:
         failures.sort(key=lambda f: (f[0], f[1], f[2]))
-        return [f for *_, f in failures]
+        in_code = code_locator(draft)
+        return [
+            f.model_copy(update={"detail": {**f.detail, "in_code": in_code(offset)}})
+            for offset, *_, f in failures
+        ]
     if not found:
         message = "the draft cites nothing; absence is never a violation"
     else:

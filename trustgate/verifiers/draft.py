@@ -9,7 +9,9 @@ sentence, and applies the draft rules (:mod:`trustgate.verifiers.rules`):
 * a hedged sentence is **deleted even when cited** (a hedge is a guess wearing a hat);
 * a citation to an id the record does not have is **removed** and reported: an id no
   reader can open is indistinguishable from no evidence;
-* plain descriptions survive uncited: a description is not a cause.
+* plain descriptions survive uncited: a description is not a cause;
+* a sentence the rules cannot read (another language, mostly symbols) is reported
+  ``unsupported_text``; with ``strict=True`` it is deleted as unverifiable.
 
 Deleted, not flagged: a warning does not travel with a copy-paste. Where sentences
 were deleted, a visually distinct gap block stands in the hole, with a question that
@@ -32,11 +34,13 @@ from pydantic import BaseModel, ConfigDict
 from trustgate.errors import ConfigurationError, InputError
 from trustgate.evidence.record import Record
 from trustgate.findings import Finding
+from trustgate.verifiers._text import unsupported as _unsupported
 from trustgate.verifiers.gaps import GAP_LABEL, gap_question, testimony_text
 from trustgate.verifiers.rules import (
     DEFAULT_RULES,
     DraftSentence,
     SentenceRule,
+    _ConstructionRule,
     document_form,
     normalise,
 )
@@ -50,6 +54,7 @@ __all__ = [
     "KeptSentence",
     "Removal",
     "Testimony",
+    "UnsupportedText",
     "answer_gap",
     "verify_draft",
 ]
@@ -136,6 +141,19 @@ class InvalidCitation(BaseModel):
     """True for an unclosed ``[[``: left in the text, reported, never evidence."""
 
 
+class UnsupportedText(BaseModel):
+    """A sentence the rules cannot read: another language, or mostly symbols.
+
+    The rules neither cleared nor caught it, so it is reported; ``strict=True``
+    deletes it instead, as unverifiable."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sentence: str
+    start: int
+    end: int
+
+
 class Testimony(BaseModel):
     """A person's answer to a gap, in the text as attributed testimony."""
 
@@ -176,6 +194,8 @@ class DraftVerdict(BaseModel):
     """Open gaps (a gap answered with :func:`answer_gap` moves to ``testimony``)."""
     invalid_citations: tuple[InvalidCitation, ...] = ()
     testimony: tuple[Testimony, ...] = ()
+    unsupported: tuple[UnsupportedText, ...] = ()
+    """Sentences the rules cannot read, kept (without ``strict``) and reported."""
 
     def _repr_html_(self) -> str:
         from trustgate.render import draft_verdict_html
@@ -205,6 +225,18 @@ class DraftVerdict(BaseModel):
                         "cited": list(r.cited),
                         "gap": r.gap_id,
                     },
+                )
+            )
+        for u in self.unsupported:
+            out.append(
+                Finding.failed(
+                    VERIFIER,
+                    "unsupported_text",
+                    "the draft rules cannot read this sentence (another language or mostly "
+                    "symbols): it was not checked",
+                    subject=_excerpt(u.sentence),
+                    severity="warn",
+                    detail={"sentence": u.sentence, "start": u.start, "end": u.end},
                 )
             )
         for c in self.invalid_citations:
@@ -248,6 +280,23 @@ def _check_rules(rules: Any) -> tuple[SentenceRule, ...]:
         if not isinstance(rule, SentenceRule):
             raise ConfigurationError(f"not a SentenceRule: {rule!r}")
     return out
+
+
+class _UnsupportedRule(SentenceRule):
+    """Names the removal of a sentence ``strict`` mode could not read."""
+
+    name = "unsupported"
+    code = "unsupported_text"
+    reason = (
+        "the rules cannot read this sentence (another language or mostly symbols): "
+        "unverifiable, deleted in strict mode"
+    )
+
+    def check(self, sentence: DraftSentence) -> str | None:
+        return self.reason if _unsupported(sentence.text) else None
+
+
+_UNSUPPORTED = _UnsupportedRule()
 
 
 class _Unit:
@@ -295,8 +344,10 @@ def _citations(
             unit.edits.append((base + start, base + m.end(), ""))
     if raw.count("[") == 2 * len(closed):
         return tuple(cited)  # every bracket belongs to a closed marker: nothing malformed
+    starts = [s for s, _ in closed]  # closed markers never overlap: one bisect each
     for o in _OPEN.finditer(raw):
-        if not any(s <= o.start() < e for s, e in closed):
+        k = bisect_right(starts, o.start()) - 1
+        if not (k >= 0 and o.start() < closed[k][1]):
             frag = raw[o.start() : o.start() + 24].split("\n", 1)[0]
             invalid.append(
                 InvalidCitation(
@@ -343,12 +394,16 @@ def verify_draft(
     rules: Sequence[SentenceRule] = DEFAULT_RULES,
     *,
     max_chars: int = MAX_DRAFT_CHARS,
+    strict: bool = False,
 ) -> DraftVerdict:
     """Check ``draft`` against ``record``: delete, discard, and leave gaps.
 
     ``rules`` run in order on every sentence outside fenced code; the first that
     objects names the removal (``Removal.rules`` lists all that objected). An empty
-    draft is returned as it is, clean.
+    draft is returned as it is, clean. A sentence the rules cannot read (another
+    language, mostly symbols) is reported in ``.unsupported`` with a warning finding;
+    ``strict=True`` deletes it instead (rule ``unsupported``, code
+    ``unsupported_text``).
 
     Example:
         ```python
@@ -391,17 +446,32 @@ def verify_draft(
             if i >= 0 and p < units[i].seg.end:
                 hit.add(i)
         reach.append(hit)
+    # The shipped rules read the sentence themselves; only other rules need the
+    # normalised form, so it is built only for them.
+    needs_normalised = any(
+        not isinstance(r, _ConstructionRule) or r.lexicon is not None for r in ruleset
+    )
+    unsupported: list[UnsupportedText] = []
     for i, unit in enumerate(units):
         marked = "[[" in unit.text
         if marked:
             unit.cited = _citations(unit, lines, invalid)
+        if _unsupported(unit.text):
+            if strict:
+                unit.reasons.append((_UNSUPPORTED, _UNSUPPORTED.reason))
+                continue
+            unsupported.append(
+                UnsupportedText.model_construct(
+                    sentence=unit.text, start=unit.seg.start, end=unit.seg.end
+                )
+            )
         todo = [r for r, h in zip(ruleset, reach, strict=True) if marked or h is None or i in h]
         if not todo:
             continue
         view = DraftSentence(
             text=unit.text,
             plain=_MARKER.sub("", unit.text) if marked else unit.text,
-            normalised=normalise(unit.text),
+            normalised=normalise(unit.text) if needs_normalised else "",
             cited=unit.cited,
             invalid=tuple(unit.bad),
             kind=unit.seg.kind,
@@ -433,7 +503,9 @@ def verify_draft(
         if anchor_unit is not None:
             anchor_text = _MARKER.sub("", anchor_unit.text).strip()
             anchor_ids = anchor_unit.cited
-        question = gap_question(anchor_text)
+        question = gap_question(
+            anchor_text, heading=anchor_unit is not None and anchor_unit.seg.kind == "heading"
+        )
         start, end, block = _gap_block(
             draft, first.seg.start, units[run[-1]].seg.end, first.seg.kind, question
         )
@@ -505,6 +577,7 @@ def verify_draft(
         gaps=tuple(gaps),
         invalid_citations=tuple(invalid),
         testimony=(),
+        unsupported=tuple(unsupported),
     )
 
 

@@ -13,8 +13,16 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from trustgate import _limits
 from trustgate.claims import ChangeClaim, HashClaim, Locator
-from trustgate.errors import EvidenceRefused, GitError
+from trustgate.errors import (
+    ArtifactIntegrityError,
+    ClaimTooLarge,
+    EvidenceRefused,
+    GitError,
+    LedgerConflict,
+    LedgerTampered,
+)
 from trustgate.evidence.artifacts import Connector, acquire_external
 from trustgate.evidence.ledger import ArtifactLedger, InMemoryLedger
 from trustgate.evidence.workspace import Workspace
@@ -26,6 +34,21 @@ from trustgate.verifiers.hashes import check_hash_claim
 from trustgate.verifiers.trust import Requirement, TrustBar, meets_trust_bar
 
 __all__ = ["ChangeCheck", "CitationReplay", "GroundingCheck", "HashCheck"]
+
+
+def _too_large(claims: Any, verifier: str, *, entries: int = 0) -> list[Finding] | None:
+    """One ``claim_too_large`` finding when the claims are past a cap of
+    :mod:`trustgate._limits` (checked before any of them is read), else ``None``."""
+    try:
+        _limits.check_claim(claims, "the claims")
+        if entries > _limits.MAX_CITATIONS:
+            raise ClaimTooLarge(
+                f"the claims carry {entries:,} evidence entries, over the "
+                f"{_limits.MAX_CITATIONS:,}-entry cap; nothing in them was checked"
+            )
+    except ClaimTooLarge as exc:
+        return [Finding.failed(verifier, exc.code, str(exc))]
+    return None
 
 
 def _workspace(evidence: Evidence) -> Workspace:
@@ -44,7 +67,8 @@ class CitationReplay:
     Example:
         ```python
         gate = TrustGate("inspect", reader=from_key("manifest"),
-                         verifiers=[CitationReplay()], evidence={"workspace": "/repo"})
+                         verifiers=[CitationReplay()],
+                         evidence=EvidenceSources(workspace="/repo"))
         ```
     """
 
@@ -120,6 +144,9 @@ class ChangeCheck:
         self.timeout = timeout
 
     def verify(self, claims: Any, evidence: Evidence) -> list[Finding]:
+        refused = _too_large(claims, self.name)
+        if refused is not None:
+            return refused
         ws = _workspace(evidence)
         return _each_claim(
             claims,
@@ -137,6 +164,9 @@ class HashCheck:
         self.timeout = timeout
 
     def verify(self, claims: Any, evidence: Evidence) -> list[Finding]:
+        refused = _too_large(claims, self.name)
+        if refused is not None:
+            return refused
         ws = _workspace(evidence)
         return _each_claim(claims, HashClaim, self.name, lambda c: [check_hash_claim(c, ws)])
 
@@ -171,6 +201,18 @@ class GroundingCheck:
         self.timeout = timeout
 
     def verify(self, claims: Any, evidence: Evidence) -> list[Finding]:
+        entries = (
+            sum(
+                len(p.get("evidence") or [])
+                for p in claims.values()
+                if isinstance(p, Mapping) and isinstance(p.get("evidence"), Sequence)
+            )
+            if isinstance(claims, Mapping)
+            else 0
+        )
+        refused = _too_large(claims, self.name, entries=entries)
+        if refused is not None:
+            return refused
         if isinstance(claims, BaseModel):
             claims = claims.model_dump()
         if not isinstance(claims, Mapping) or not claims:
@@ -258,6 +300,14 @@ class GroundingCheck:
             return None
         except GitError as exc:
             findings.append(Finding.failed(self.name, "git_error", str(exc), subject=subject))
+            return None
+        except LedgerTampered as exc:
+            findings.append(
+                Finding.failed(self.name, "ledger_tampered", exc.reason, subject=subject)
+            )
+            return None
+        except (ArtifactIntegrityError, LedgerConflict) as exc:
+            findings.append(Finding.failed(self.name, "ledger_conflict", str(exc), subject=subject))
             return None
         findings.append(
             Finding.ok(

@@ -9,8 +9,19 @@ is not flagged, and a draft that invents one is.
 Run it only where an evidence set exists: against an empty set every URL and price
 is unapproved, which is the right answer for "the research found none".
 
-**URLs** are read when they start with ``http://``/``https://`` (any case) or
-``www.``; markdown links and ``<...>`` autolinks are covered by the same scan.
+**URLs** are every link a CommonMark or HTML renderer makes clickable, read with a
+CommonMark parser (:func:`trustgate._markdown.links`): inline links and images
+(``[x](//host)`` included), reference definitions (used or not) and reference links,
+autolinks (``<https://...>``, ``<ftp://...>``, ``<name@host>``), and the URL-bearing
+attributes of raw HTML (``<a href>``, ``src``, ``action``, ``srcset``, ``style``
+``url()``...). On top of that the whole text, code included, is scanned for bare URLs
+as a reader would copy them: ``scheme://...`` for any scheme, ``www.``, ``mailto:``,
+``tel:`` and other schemes without ``//`` (``mailto tel sms xmpp callto javascript
+vbscript data file magnet``), and e-mail addresses (read as ``mailto:``, as GitHub
+links them). Entities and Markdown backslash escapes are resolved as a renderer does
+(``&amp;`` is ``&``). Code is scanned, never skipped: a reader copies a URL from a code
+block as readily as from prose, and skipping code would let a fence hide one. Where a
+renderer puts code (:mod:`trustgate._markdown`) is reported as ``detail["in_code"]``.
 Trailing prose punctuation (``. , ; : ! ? ' " * _``) and an unbalanced closing
 bracket are not part of the URL. Normal form: scheme and host lower-cased, an IDN
 host in punycode, a trailing dot on the host dropped, the default port (80, 443, 21)
@@ -21,7 +32,11 @@ and a trailing slash on a longer path dropped. The query is kept (its order
 matters to servers). ``http`` and ``https`` differ; a scheme-less ``www.`` URL
 matches an approved URL of either scheme.
 
-**Prices** need a currency: numbers without one are never prices. Currency from a
+**Prices** need a currency: numbers without one are never prices. The text is first
+folded with Unicode NFKC, character by character and except for spaces, so lookalikes
+count as what they look like: fullwidth ``＄`` (U+FF04), small ``﹩`` (U+FE69), ``￡``,
+``￥``, fullwidth digits and codes (``ＵＳＤ``); offsets in findings are those of the
+text as written. Currency from a
 symbol (``$`` is USD; ``US$ A$ AU$ C$ CA$ NZ$ HK$ S$ SG$ MX$ R$ € £ ¥ ₹ ₩``; ``¥``
 is JPY) or an upper-case ISO 4217 code before or after the amount (``USD 1200``,
 ``1.200,00 EUR``; codes that double as technical words, such as PHP or TRY, are not
@@ -34,12 +49,20 @@ when the currency follows the amount (``1 200 €``).
 Magnitudes ``k``/``K``, ``m``/``M``/``mn``, ``b``/``B``/``bn``, ``tn`` and the words
 thousand/million/billion/trillion multiply (``$5k`` = USD 5000). The normal form is
 ``"<CODE> <amount>"`` with trailing zeros dropped: ``"$1,200.00"`` ≡ ``"USD 1200"``.
-A range "$5-10" is one price ($5): the bare 10 has no currency.
+A range "$5-10" is one price ($5): the bare 10 has no currency. Amounts are read up
+to nine digit groups (10^27): a longer run is read by its last groups, never skipped.
+
+The checks are linear in the draft's length and refuse drafts past
+:data:`trustgate._limits.MAX_DRAFT_CHARS` with one ``claim_too_large`` finding.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
+import html
 import re
+import unicodedata
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -47,7 +70,9 @@ from urllib.parse import unquote
 
 from pydantic import BaseModel, ConfigDict
 
-from trustgate.errors import InputError
+from trustgate import _limits
+from trustgate._markdown import code_locator, links
+from trustgate.errors import ClaimTooLarge, InputError
 from trustgate.evidence.brief import ApprovedPrice, EvidenceSet
 from trustgate.findings import Finding
 
@@ -66,11 +91,17 @@ VERIFIER = "evidence_integrity"
 
 # --------------------------------------------------------------------------- URLs
 
+# schemes that are links without "//" (mailto:a@b, tel:+1..., javascript:...)
+_OPAQUE_SCHEMES = "mailto|tel|sms|xmpp|callto|javascript|vbscript|data|file|magnet"
+_URL_CHAR = r"(?:[^\s<>\"`\[\]{}|\\^“”‘’«»]|\\[!-/:-@\[-`{-~])"
 _URL = re.compile(
-    r"(?<![\w@.+-])(?:(?i:https?)://|(?i:www)\.)"
-    r"(?:\[[0-9A-Fa-f:.]+\])?"
-    r"[^\s<>\"`\[\]{}|\\^“”‘’«»]*"
+    r"(?<![\w@.+-])"
+    r"(?:(?P<url>(?:(?i:[a-z][a-z0-9+.-]{0,31})://|(?i:www)\.)(?:\[[0-9A-Fa-f:.]+\])?"
+    rf"{_URL_CHAR}*"
+    rf"|(?i:{_OPAQUE_SCHEMES}):(?=[^\s/]){_URL_CHAR}+)"
+    r"|(?P<email>[A-Za-z0-9._+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+))"
 )
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _TRAILING = ".,;:!?'\"*_~…"
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 _DEFAULT_PORTS = {"http": "80", "https": "443", "ftp": "21"}
@@ -78,6 +109,7 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _PATH_SAFE = _UNRESERVED | frozenset("!$&'()*+,;=:@/")
 _QUERY_SAFE = _PATH_SAFE | frozenset("?")
 _HEX = frozenset("0123456789abcdefABCDEF")
+_EMAIL = re.compile(r"[A-Za-z0-9._+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 
 
 class UrlMatch(BaseModel):
@@ -92,13 +124,27 @@ class UrlMatch(BaseModel):
 
 
 def _strip_trailing(url: str) -> str:
-    while url:
-        last = url[-1]
-        unbalanced = last in _CLOSERS and url.count(last) > url.count(_CLOSERS[last])
-        if last in _TRAILING or unbalanced:
-            url = url[:-1]
+    """Drop trailing prose punctuation and unbalanced closing brackets (one pass)."""
+    counts = {c: url.count(c) for c in "()[]{}"}
+    end = len(url)
+    while end:
+        last = url[end - 1]
+        if last in _TRAILING:
+            end -= 1
+        elif last in _CLOSERS and counts[last] > counts[_CLOSERS[last]]:
+            counts[last] -= 1
+            end -= 1
         else:
             break
+    return url[:end]
+
+
+def _rendered(url: str) -> str:
+    """A URL as a renderer shows it: entities and Markdown backslash escapes resolved."""
+    if "&" in url:
+        url = html.unescape(url)
+    if "\\" in url:
+        url = _ESCAPE.sub(r"\1", url)
     return url
 
 
@@ -169,6 +215,11 @@ def normalize_url(url: str) -> str:
     """
     if not isinstance(url, str):
         raise InputError(f"a URL must be text, got {type(url).__name__}")
+    return _normalize_url(url)
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalize_url(url: str) -> str:
     url = url.strip()
     url = url.split("#", 1)[0]
     m = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):(?=//)", url)
@@ -181,8 +232,17 @@ def normalize_url(url: str) -> str:
     else:
         m2 = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", url)
         if m2 is None:
+            if _EMAIL.fullmatch(url):  # a bare address is a mailto: link
+                return _normalize_url("mailto:" + url)
             return _pct(url, _QUERY_SAFE)
-        return m2.group(1).lower() + ":" + _pct(url[m2.end() :], _QUERY_SAFE)
+        scheme, rest = m2.group(1).lower(), url[m2.end() :]
+        if scheme == "mailto":
+            address, qmark, query = rest.partition("?")
+            local, sign, domain = address.rpartition("@")
+            if sign:
+                address = f"{local}@{_host(domain)}"
+            rest = address + qmark + query
+        return scheme + ":" + _pct(rest, _QUERY_SAFE)
     rest = rest[2:]
     cut = len(rest)
     for sep in "/?":
@@ -214,23 +274,49 @@ def normalize_url(url: str) -> str:
     return f"{prefix}//{auth}{host}{portpart}{path}{'?' + query if qmark and query else ''}"
 
 
-def find_urls(text: str) -> list[UrlMatch]:
-    """Every URL in ``text`` in reading order, prose punctuation trimmed off."""
+def find_urls(text: str, *, limit: int | None = None) -> list[UrlMatch]:
+    """Every URL in ``text`` in reading order: bare ones (prose punctuation trimmed
+    off) and every link a renderer produces (see the module docstring). With
+    ``limit``, more URLs than that raise ``ClaimTooLarge``."""
     out: list[UrlMatch] = []
     for m in _URL.finditer(text):
-        written = _strip_trailing(m.group(0))
-        if len(written) <= len("www.") or written.lower().rstrip("/") in ("http:", "https:"):
-            continue
-        if re.fullmatch(r"(?i:https?)://", written):
-            continue
+        if limit is not None and len(out) >= limit:
+            raise _too_many("URLs", limit)
+        if m.group("email") is not None:
+            written = m.group("email").rstrip(".-_")
+        else:
+            written = _strip_trailing(m.group("url"))
+            low = written.lower()
+            if len(written) <= len("www.") or low.rstrip("/").endswith(":"):
+                continue
+            if re.fullmatch(r"[a-z][a-z0-9+.-]*://", low):
+                continue
         out.append(
             UrlMatch(
                 written=written,
-                normalized=normalize_url(written),
+                normalized=normalize_url(_rendered(written)),
                 start=m.start(),
                 end=m.start() + len(written),
             )
         )
+    seen = {(u.start, u.normalized) for u in out}
+    for link in links(text):
+        url = link.url.strip()
+        if not url:
+            continue
+        normalized = normalize_url(url)
+        if (link.start, normalized) in seen:
+            continue  # the same URL, already read as written in the text
+        seen.add((link.start, normalized))
+        out.append(
+            UrlMatch(
+                written=url,
+                normalized=normalized,
+                start=link.start,
+                end=link.start + len(url) if text.startswith(url, link.start) else link.start,
+            )
+        )
+    out.sort(key=lambda u: (u.start, u.end))
     return out
 
 
@@ -315,7 +401,7 @@ _MULTIPLIERS = {
 }
 _SYM_RX = r"(?:US|AU|A|CA|C|NZ|HK|SG|S|MX|R)?\$|€|£|¥|₹|₩"
 _CODE_RX = "|".join(sorted(_CODES))
-_NUM_RX = r"\d+(?:[,.'\u00a0\u202f]\d+)*"
+_NUM_RX = r"\d+(?:[,.'\u00a0\u202f]\d+){0,8}"
 _MULT_RX = (
     r"(?:[ \u00a0]?(?i:thousand|million|billion|trillion)(?![\w])"
     r"|(?:k|K|m|M|mn|bn|b|B|tn)(?![\w]))"
@@ -328,7 +414,7 @@ _PRICE_CODE = re.compile(
     rf"(?<![\w.,])(?P<code>{_CODE_RX})[ \u00a0]?(?P<num>{_NUM_RX})(?P<mult>{_MULT_RX})?"
 )
 _PRICE_AFTER = re.compile(
-    rf"(?<![\w.,'$€£¥₹₩])(?P<num>\d{{1,3}}(?: \d{{3}})+(?:,\d+)?|{_NUM_RX})"
+    rf"(?<![\w.,'$€£¥₹₩])(?P<num>\d{{1,3}}(?: \d{{3}}){{1,8}}(?:,\d+)?|{_NUM_RX})"
     rf"(?P<mult>{_MULT_RX})?[ \u00a0]?"
     rf"(?:(?P<sym>€|£|¥|₹|₩|\$)|(?P<code>{_CODE_RX})(?![\w]))"
 )
@@ -396,15 +482,115 @@ def _price_from(m: re.Match[str]) -> tuple[str, Decimal] | None:
     return currency, value
 
 
-def find_prices(text: str) -> list[PriceMatch]:
-    """Every price (an amount with a currency) in ``text``, in reading order."""
-    return _scan_prices(text, years_are_prices=False)
+# lookalikes NFKC leaves alone
+_EXTRA_FOLDS = {"\U0001f4b2": "$"}  # HEAVY DOLLAR SIGN
 
 
-def _scan_prices(text: str, *, years_are_prices: bool) -> list[PriceMatch]:
-    hits: list[tuple[int, int, int, PriceMatch]] = []
+class _Folded:
+    """Text folded with NFKC character by character (spaces kept), with a map back
+    to offsets in the original."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._anchors: list[int] | None = None  # folded offsets where a piece starts
+        self._origins: list[int] = []
+        self._linear: list[bool] = []
+        if text.isascii():
+            return
+        pieces: list[str] = []
+        anchors: list[int] = []
+        at = 0
+
+        def piece(original: str, start: int, folded: str) -> None:
+            nonlocal at
+            anchors.append(at)
+            self._origins.append(start)
+            self._linear.append(len(folded) == len(original))
+            pieces.append(folded)
+            at += len(folded)
+
+        last = 0
+        for m in re.finditer(r"[^\x00-\x7f]+", text):
+            if m.start() > last:
+                piece(text[last : m.start()], last, text[last : m.start()])
+            run = m.group()
+            if unicodedata.is_normalized("NFKC", run) and not _EXTRA_FOLDS.keys() & set(run):
+                piece(run, m.start(), run)  # accents, CJK...: nothing to fold
+            else:
+                # characters that fold to one character stay one linear piece; only
+                # those that expand (ﬁ -> fi) need a piece of their own
+                same: list[str] = []
+                same_start = m.start()
+                for i, ch in enumerate(run):
+                    folded = ch
+                    if not ch.isspace():
+                        folded = _EXTRA_FOLDS.get(ch) or unicodedata.normalize("NFKC", ch)
+                    if len(folded) == 1:
+                        same.append(folded)
+                        continue
+                    if same:
+                        piece(run[same_start - m.start() : i], same_start, "".join(same))
+                        same = []
+                    piece(ch, m.start() + i, folded)
+                    same_start = m.start() + i + 1
+                if same:
+                    piece(run[same_start - m.start() :], same_start, "".join(same))
+            last = m.end()
+        if last < len(text):
+            piece(text[last:], last, text[last:])
+        self.text = "".join(pieces)
+        self._anchors = anchors
+
+    def origin(self, offset: int) -> int:
+        """Offset in the original text of the character at ``offset`` in the folded one."""
+        if self._anchors is None:
+            return offset
+        i = bisect.bisect_right(self._anchors, offset) - 1
+        if i < 0:
+            return 0
+        if self._linear[i]:
+            return self._origins[i] + (offset - self._anchors[i])
+        return self._origins[i]
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        if self._anchors is None:
+            return start, end
+        return self.origin(start), self.origin(end - 1) + 1 if end > start else self.origin(start)
+
+
+def _too_many(what: str, limit: int) -> ClaimTooLarge:
+    return ClaimTooLarge(
+        f"the draft holds more than {limit:,} {what} (the cap of items read in one "
+        "draft); nothing in it was checked"
+    )
+
+
+def find_prices(text: str, *, limit: int | None = None) -> list[PriceMatch]:
+    """Every price (an amount with a currency) in ``text``, in reading order.
+
+    Unicode lookalikes are folded first (see the module docstring); ``written``,
+    ``start`` and ``end`` refer to the text as given.
+    """
+    folded = _Folded(text)
+    out = []
+    for p in _scan_prices(folded.text, years_are_prices=False, limit=limit):
+        start, end = folded.span(p.start, p.end)
+        if (start, end) != (p.start, p.end):
+            p = p.model_copy(update={"written": text[start:end], "start": start, "end": end})
+        out.append(p)
+    return out
+
+
+def _scan_prices(
+    text: str, *, years_are_prices: bool, limit: int | None = None
+) -> list[PriceMatch]:
+    # (start, -length, rank, end, currency, amount): plain tuples, a model only for
+    # the prices that win their place (the three patterns overlap)
+    hits: list[tuple[int, int, int, int, str, str]] = []
     for rank, rx in enumerate((_PRICE_SYM, _PRICE_CODE, _PRICE_AFTER)):
         for m in rx.finditer(text):
+            if limit is not None and len(hits) >= 3 * limit:
+                raise _too_many("prices", limit)
             if (
                 not years_are_prices
                 and rx is _PRICE_AFTER
@@ -417,30 +603,35 @@ def _scan_prices(text: str, *, years_are_prices: bool) -> list[PriceMatch]:
             if parsed is None:
                 continue
             currency, value = parsed
-            amount = _canonical_amount(value)
             hits.append(
                 (
                     m.start(),
                     -(m.end() - m.start()),
                     rank,
-                    PriceMatch(
-                        written=m.group(0),
-                        normalized=f"{currency} {amount}",
-                        currency=currency,
-                        amount=amount,
-                        start=m.start(),
-                        end=m.end(),
-                    ),
+                    m.end(),
+                    currency,
+                    _canonical_amount(value),
                 )
             )
     hits.sort(key=lambda h: (h[0], h[1], h[2]))
     out: list[PriceMatch] = []
     taken_until = -1
-    for start, _, _, match in hits:
+    for start, _, _, end, currency, amount in hits:
         if start < taken_until:
             continue
-        out.append(match)
-        taken_until = match.end
+        if limit is not None and len(out) >= limit:
+            raise _too_many("prices", limit)
+        out.append(
+            PriceMatch(
+                written=text[start:end],
+                normalized=f"{currency} {amount}",
+                currency=currency,
+                amount=amount,
+                start=start,
+                end=end,
+            )
+        )
+        taken_until = end
     return out
 
 
@@ -479,8 +670,33 @@ def _coerce_evidence(evidence: EvidenceSet | Mapping[str, Any]) -> EvidenceSet:
     raise InputError(f"evidence must be an EvidenceSet or a mapping, got {type(evidence).__name__}")
 
 
-def _line(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+def _show(text: str) -> str:
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+class _Lines:
+    """Line numbers of offsets, from one pass over the text (not a count per finding)."""
+
+    def __init__(self, text: str) -> None:
+        self._breaks = [m.start() for m in re.finditer("\n", text)]
+
+    def __call__(self, offset: int) -> int:
+        return bisect.bisect_left(self._breaks, offset) + 1
+
+
+def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with the given spans blanked out (same length), built in one pass."""
+    pieces: list[str] = []
+    at = 0
+    for start, end in sorted(spans):
+        if end <= at:
+            continue
+        start = max(start, at)
+        pieces.append(text[at:start])
+        pieces.append(" " * (end - start))
+        at = end
+    pieces.append(text[at:])
+    return "".join(pieces)
 
 
 def check_integrity(draft: str, evidence: EvidenceSet | Mapping[str, Any]) -> list[Finding]:
@@ -506,12 +722,20 @@ def check_integrity(draft: str, evidence: EvidenceSet | Mapping[str, Any]) -> li
     ev = _coerce_evidence(evidence)
     approved_urls = {key for u in ev.urls for key in _url_keys(normalize_url(u))}
     approved_prices = {normalize_price(p) for p in ev.prices}
+    try:
+        _limits.check_draft(draft)
+        _limits.check_link_openers(draft)
+    except ClaimTooLarge as exc:
+        return [Finding.failed(VERIFIER, exc.code, str(exc))]
 
-    urls = find_urls(draft)
-    masked = list(draft)
-    for u in urls:
-        masked[u.start : u.end] = " " * (u.end - u.start)
-    prices = find_prices("".join(masked))
+    line_of = _Lines(draft)
+    try:
+        urls = find_urls(draft, limit=_limits.MAX_DRAFT_ITEMS)
+        prices = find_prices(
+            _masked(draft, [(u.start, u.end) for u in urls]), limit=_limits.MAX_DRAFT_ITEMS
+        )
+    except ClaimTooLarge as exc:
+        return [Finding.failed(VERIFIER, exc.code, str(exc))]
 
     failures: list[tuple[int, str, str, Finding]] = []
     by_url: dict[str, list[UrlMatch]] = {}
@@ -527,13 +751,14 @@ def check_integrity(draft: str, evidence: EvidenceSet | Mapping[str, Any]) -> li
                 Finding.failed(
                     VERIFIER,
                     "unapproved_url",
-                    f"{ms[0].written} is not in the approved evidence set",
+                    f"{_show(ms[0].written)} is not in the approved evidence set",
                     subject=norm,
                     detail={
                         "written": sorted({m.written for m in ms}),
+                        "remove": sorted({m.written for m in ms}),
                         "occurrences": len(ms),
                         "offset": ms[0].start,
-                        "line": _line(draft, ms[0].start),
+                        "line": line_of(ms[0].start),
                     },
                 ),
             )
@@ -551,20 +776,25 @@ def check_integrity(draft: str, evidence: EvidenceSet | Mapping[str, Any]) -> li
                 Finding.failed(
                     VERIFIER,
                     "unapproved_price",
-                    f'"{ps[0].written}" ({norm}) is not in the approved evidence set',
+                    f'"{_show(ps[0].written)}" ({norm}) is not in the approved evidence set',
                     subject=norm,
                     detail={
                         "written": sorted({p.written for p in ps}),
+                        "remove": sorted({p.written for p in ps}),
                         "occurrences": len(ps),
                         "offset": ps[0].start,
-                        "line": _line(draft, ps[0].start),
+                        "line": line_of(ps[0].start),
                     },
                 ),
             )
         )
     if failures:
         failures.sort(key=lambda f: (f[0], f[1], f[2]))
-        return [f for *_, f in failures]
+        in_code = code_locator(draft)
+        return [
+            f.model_copy(update={"detail": {**f.detail, "in_code": in_code(offset)}})
+            for offset, *_, f in failures
+        ]
     return [
         Finding.ok(
             VERIFIER,

@@ -2,10 +2,11 @@
 
 Seed 002's lesson is "decide which class of sentence can hurt you": for a postmortem
 it is causal claims and speculation, for an audit summary compliance assertions, for
-a chronology datetimes. A :class:`SentenceRule` is one such class. The shipped rules
-read their vocabulary from lexicon files in ``trustgate/lexicons/`` so the lists can
-be read, reviewed and extended without touching code; a user adds a rule for their
-own domain with :class:`PatternRule` (a lexicon) or by subclassing
+a chronology datetimes. A :class:`SentenceRule` is one such class. The shipped
+causal and hedge rules read sentence *constructions* (:mod:`trustgate.verifiers._claims`)
+whose vocabulary lives in ``trustgate/lexicons/draft.txt``, where every entry carries
+an example it must catch and one it must leave alone; a user adds a rule for their
+own domain with :class:`PatternRule` (a regular-expression lexicon) or by subclassing
 :class:`SentenceRule` (anything deterministic).
 
 Every removal names the rule that made it, so a person restoring a sentence knows
@@ -41,6 +42,7 @@ from typing import Any
 
 from trustgate.errors import ConfigurationError
 from trustgate.evidence.record import Record
+from trustgate.verifiers import _claims
 
 __all__ = [
     "DEFAULT_RULES",
@@ -525,7 +527,9 @@ def _blank(m: re.Match[str]) -> str:
 class Lexicon:
     """A compiled lexicon: patterns that flag a sentence, exceptions that clear spans.
 
-    The file format is documented at the top of ``trustgate/lexicons/causal.txt``.
+    Format (one fragment per line, matched against :func:`normalise`): ``#`` starts a
+    comment; ``@name = (?:a|b|c)`` defines a macro used as ``%name%``; lines after
+    ``[match]`` flag a sentence, lines after ``[except]`` clear the spans they match.
     Exceptions are blanked out before the patterns run, so an exception can only
     remove a reading ("due to be upgraded"), never add one.
     """
@@ -713,28 +717,75 @@ class PatternRule(SentenceRule):
         return self.reason.format(match=hit)
 
 
-class CausalRule(PatternRule):
-    """Seed 002's first law: a sentence asserting a cause needs a valid citation."""
+class _ConstructionRule(SentenceRule):
+    """A shipped rule that reads constructions (:mod:`trustgate.verifiers._claims`).
+
+    Given a :class:`Lexicon`, it behaves as a :class:`PatternRule` over that lexicon
+    instead (how a custom vocabulary replaces the shipped reading)."""
+
+    _side: str = ""
+    deletes_cited = False
+
+    def __init__(self, name: str, code: str, reason: str, lexicon: Lexicon | None) -> None:
+        self.name = name
+        self.code = code
+        self.reason = reason
+        self._pattern = (
+            PatternRule(name, lexicon, code=code, reason=reason, deletes_cited=self.deletes_cited)
+            if lexicon is not None
+            else None
+        )
+
+    @property
+    def lexicon(self) -> Lexicon | None:
+        """The custom lexicon this rule matches, or ``None`` for the shipped reading."""
+        return self._pattern.lexicon if self._pattern is not None else None
+
+    def positions(self, document: str) -> list[int] | None:
+        if self._pattern is not None:
+            return self._pattern.positions(document)
+        return _claims.document_positions(document)
+
+    def check(self, sentence: DraftSentence) -> str | None:
+        if self._pattern is not None:
+            return self._pattern.check(sentence)
+        if sentence.cited and not self.deletes_cited:
+            return None
+        reading = _claims.analyse_cached(sentence.plain)
+        why = reading.causal if self._side == "causal" else reading.hedge
+        return None if why is None else self.reason.format(match=why)
+
+
+class CausalRule(_ConstructionRule):
+    """Seed 002's first law: a sentence asserting a cause needs a valid citation.
+
+    Reads the causal construction (connective, causative verb with a non-human
+    subject, outcome noun, cause label), never a question or a statement about the
+    document; the removal's reason names the feature that fired."""
+
+    _side = "causal"
 
     def __init__(self, lexicon: Lexicon | None = None) -> None:
         super().__init__(
             "causal",
-            lexicon or "causal",
-            code="uncited_causal",
-            reason="asserts a cause ({match!r}) without citing a line of the record",
+            "uncited_causal",
+            "asserts a cause ({match}) without citing a line of the record",
+            lexicon,
         )
 
 
-class HedgeRule(PatternRule):
+class HedgeRule(_ConstructionRule):
     """Seed 002's third law: speculation is deleted even when cited."""
+
+    _side = "hedge"
+    deletes_cited = True
 
     def __init__(self, lexicon: Lexicon | None = None) -> None:
         super().__init__(
             "hedge",
-            lexicon or "hedge",
-            code="hedged",
-            reason="speculates ({match!r}): a hedge is a guess wearing a hat",
-            deletes_cited=True,
+            "hedged",
+            "speculates ({match}): a hedge is a guess wearing a hat",
+            lexicon,
         )
 
 

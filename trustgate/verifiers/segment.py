@@ -10,8 +10,17 @@ bullets, numbered lists, tables and fenced code, times (14:02), figures (9.2 s),
 versions (v1.2.3), URLs, abbreviations (e.g., i.e., vs., Dr., No.) and citation
 markers (``[[12]]``) that belong to the sentence they follow.
 
-Fenced code blocks are units of kind ``"code"``: never split, never scanned, never
-deleted. Headings, list items and table rows never merge with their neighbours.
+Code blocks are units of kind ``"code"``: never split, never scanned, never deleted.
+Which lines are code is decided by a CommonMark parser (:mod:`trustgate._markdown`),
+so a line that merely looks like a fence (three backticks followed by an info string
+holding a backtick) opens nothing here either, and the text after it is read as the
+prose every renderer shows. Fenced and indented code blocks are skipped alike; raw
+HTML blocks are read as prose (a renderer shows their text). Headings, list items and
+table rows never merge with their neighbours.
+
+A citation marker ends its sentence even when the next sentence follows without a
+space (``14:02. [[1]]The pool ...`` is two units), so a model cannot hide a claim
+inside the cited sentence before it.
 
 Example:
     ```python
@@ -28,6 +37,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Literal
+
+from trustgate._markdown import code_ranges
 
 __all__ = ["Segment", "SegmentKind", "segment", "sentences"]
 
@@ -49,10 +60,6 @@ class Segment:
     block: int
 
 
-# A fence opens with three or more backticks or tildes, indented at most three spaces.
-_FENCE_OPEN = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})[^\n]*$", re.MULTILINE)
-_fence_close_cache: dict[str, re.Pattern[str]] = {}
-
 # A run of non-blank lines: a paragraph, or a group of structural lines.
 _BLOCK = re.compile(r"[^\n]*\S[^\n]*(?:\n[^\n]*\S[^\n]*)*")
 # Any line in the block that is structure (heading, bullet, number, row, quote, rule).
@@ -72,10 +79,13 @@ _ROW = re.compile(r"[ \t]*\|")
 # quotes or brackets, then any citation markers (``. [[12]] [[14]]``), then either the
 # end of the block or whitespace and something that can start a sentence (not a
 # lower-case letter or a comma: "e.g. the API", "We waited... then").
+# The pattern opens with a character class (no look-behind) so the engine can skip
+# ahead to the next candidate; ellipses are ruled out in code. After a citation
+# marker, the next sentence may follow with no space at all.
 _END = re.compile(
-    r"(?<![.…])(?:\.(?![.…])|[!?])[.!?]*"
+    r"[.!?][.!?]*"
     r"[\"'”’)\]*_]*(?:[ \t]*\[\[[^\[\]\n]*\]\])*"
-    r"(?=\s*\Z|\s+[^\sa-z,;:)\]}%\-–—])"
+    r"(?:(?=\s*\Z|\s+[^\sa-z,;:)\]}%\-–—])|(?<=\]\])(?=[^\s.,;:!?)\]]))"
 )
 _HEAD = re.compile(r"\s*")
 
@@ -132,18 +142,6 @@ _ABBREVIATION = re.compile(
 )
 
 
-def _fence_close(marker: str) -> re.Pattern[str]:
-    key = marker[0] * len(marker)
-    pattern = _fence_close_cache.get(key)
-    if pattern is None:
-        pattern = re.compile(
-            r"^[ ]{0,3}" + re.escape(marker[0]) + "{" + str(len(marker)) + r",}[ \t]*\r?$",
-            re.MULTILINE,
-        )
-        _fence_close_cache[key] = pattern
-    return pattern
-
-
 def _split(
     text: str, start: int, end: int, kind: SegmentKind, block: int, out: list[Segment]
 ) -> None:
@@ -154,8 +152,12 @@ def _split(
         if stop <= pos:
             continue
         dot = match.start()
-        if text[dot] == "." and _ABBREVIATION.search(text, max(start, dot - 12), dot):
-            continue
+        if text[dot] == "." and (
+            (dot > start and text[dot - 1] in ".…")
+            or (dot + 1 < end and text[dot + 1] in ".…")
+            or _ABBREVIATION.search(text, max(start, dot - 12), dot)
+        ):
+            continue  # an ellipsis or an abbreviation
         head = _HEAD.match(text, pos, stop).end()  # type: ignore[union-attr]
         if head < stop:
             out.append(Segment(head, stop, kind, block))
@@ -257,20 +259,13 @@ def segment(text: str) -> list[Segment]:
     out: list[Segment] = []
     blocks = _Blocks()
     pos = 0
-    n = len(text)
-    while pos < n:
-        fence = _FENCE_OPEN.search(text, pos)
-        if fence is None:
-            _prose(text, pos, n, blocks, out)
-            break
-        _prose(text, pos, fence.start(), blocks, out)
-        body = fence.end() + 1
-        close = _fence_close(fence.group(1)).search(text, body) if body <= n else None
-        stop = n if close is None else close.end()
-        s, e = _trim(text, fence.start(), stop)
+    for start, stop in code_ranges(text):
+        _prose(text, pos, start, blocks, out)
+        s, e = _trim(text, start, stop)
         if s < e:
             out.append(Segment(s, e, "code", blocks.next()))
-        pos = stop
+        pos = max(pos, stop)
+    _prose(text, pos, len(text), blocks, out)
     return out
 
 

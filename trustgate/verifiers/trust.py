@@ -12,8 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from trustgate.errors import ArtifactIntegrityError
 from trustgate.evidence.artifacts import Artifact
-from trustgate.evidence.ledger import ArtifactLedger
+from trustgate.evidence.ledger import ArtifactLedger, ArtifactStatus
 from trustgate.findings import Finding
 
 __all__ = ["GroundedValue", "TrustBar", "check_artifact_refs", "meets_trust_bar"]
@@ -43,26 +44,52 @@ class GroundedValue(BaseModel):
 Artifacts = Mapping[str, Artifact] | ArtifactLedger
 
 
-def _status(artifacts: Artifacts, artifact_id: str) -> str | None:
+def _inspect(artifacts: Artifacts, artifact_id: str) -> ArtifactStatus:
+    """The artifact's status, re-checked now (a ledger re-checks its rows and seals; a
+    plain mapping's artifacts are held to their own hash and id)."""
     if isinstance(artifacts, ArtifactLedger):
-        return artifacts.verification(artifact_id)
+        return artifacts.inspect(artifact_id)
     artifact = artifacts.get(artifact_id)
-    return artifact.verification if artifact is not None else None
+    if artifact is None:
+        return ArtifactStatus(None, None)
+    try:
+        artifact.check_integrity()
+        if artifact.id != artifact_id:
+            raise ArtifactIntegrityError(f"held under id {artifact_id[:12]}")
+    except ArtifactIntegrityError as exc:
+        return ArtifactStatus(None, "tampered", "ledger_tampered", str(exc))
+    return ArtifactStatus(artifact, artifact.verification)
+
+
+def _ref_findings(artifact_id: str, status: ArtifactStatus, label: str) -> list[Finding]:
+    if status.verification is None:
+        return [
+            Finding.failed(
+                VERIFIER,
+                "unknown_artifact",
+                f"cited artifact {artifact_id!r} is not in the ledger",
+                subject=label,
+            )
+        ]
+    if status.code == "ledger_tampered":
+        return [
+            Finding.failed(
+                VERIFIER,
+                "ledger_tampered",
+                f"the stored artifact {artifact_id[:12]} fails its integrity data: {status.reason}",
+                subject=label,
+                detail={"artifact_id": artifact_id},
+            )
+        ]
+    return []
 
 
 def check_artifact_refs(ids: Sequence[str], artifacts: Artifacts) -> list[Finding]:
-    """Fail ``unknown_artifact`` for every cited id the ledger does not hold."""
-    out = []
+    """Fail ``unknown_artifact`` for every cited id the ledger does not hold, and
+    ``ledger_tampered`` for every one whose stored row fails its integrity data."""
+    out: list[Finding] = []
     for artifact_id in ids:
-        if _status(artifacts, artifact_id) is None:
-            out.append(
-                Finding.failed(
-                    VERIFIER,
-                    "unknown_artifact",
-                    f"cited artifact {artifact_id!r} is not in the ledger",
-                    subject=artifact_id,
-                )
-            )
+        out.extend(_ref_findings(artifact_id, _inspect(artifacts, artifact_id), artifact_id))
     return out
 
 
@@ -77,8 +104,9 @@ def meets_trust_bar(
 
     ``patch`` maps field → ``GroundedValue`` (or a dict of that shape). Fields without a
     bar get ``default`` (by default: grounded by at least one artifact the ledger holds).
-    Codes: ``no_evidence``, ``unknown_artifact``, ``unverified_evidence``,
-    ``malformed_claim``.
+    Codes: ``no_evidence``, ``unknown_artifact``, ``ledger_tampered``,
+    ``unverified_evidence``, ``malformed_claim``. Every status is re-checked now: a
+    stored row that was edited counts as tampered, never as verified.
     """
     required = {b.field: b.require for b in bars} if not isinstance(bars, Mapping) else dict(bars)
     findings: list[Finding] = []
@@ -99,9 +127,10 @@ def meets_trust_bar(
         if need == "none":
             findings.append(Finding.ok(VERIFIER, "no evidence required", subject=name))
             continue
-        unknown = check_artifact_refs(grounded.artifacts, artifacts)
-        findings.extend(f.model_copy(update={"subject": f"{name}: {f.subject}"}) for f in unknown)
-        statuses = [s for s in (_status(artifacts, a) for a in grounded.artifacts) if s]
+        inspected = [(a, _inspect(artifacts, a)) for a in grounded.artifacts]
+        for artifact_id, status in inspected:
+            findings.extend(_ref_findings(artifact_id, status, f"{name}: {artifact_id}"))
+        statuses = [st.verification for _, st in inspected if st.verification]
         if not grounded.artifacts:
             findings.append(
                 Finding.failed(

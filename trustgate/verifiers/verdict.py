@@ -22,7 +22,11 @@ Decisions, each on the side of failing closed:
   re-render has nothing to work with.
 * An issue is a non-blank string or an object with a non-blank ``"message"``
   (other fields kept as ``detail``, a string ``"code"`` lifted out); both are
-  normalised to :class:`VerdictIssue`.
+  normalised to :class:`VerdictIssue`. In a ``pass: false`` verdict an object
+  without a usable ``"message"`` (or with a non-string ``"code"``) still counts: the
+  model said fail, failing is the safe reading, and the whole object is kept as the
+  issue (its compact JSON as the message, the object as ``detail``). A pass stays
+  strict: it must list no issues at all.
 * Input must be ``str`` of at most :data:`MAX_VERDICT_CHARS` characters.
 """
 
@@ -135,17 +139,32 @@ _DECODER = json.JSONDecoder(
 )
 
 
-def _issue(index: int, raw: Any) -> VerdictIssue:
+_ISSUE_PREVIEW = 500
+
+
+def _object_issue(raw: dict[str, Any]) -> VerdictIssue:
+    """An issue object the model shaped its own way, kept whole (fail is safe)."""
+    text = json.dumps(raw, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+    if len(text) > _ISSUE_PREVIEW:
+        text = text[: _ISSUE_PREVIEW - 1] + "…"
+    return VerdictIssue(message=text, detail=dict(raw))
+
+
+def _issue(index: int, raw: Any, failing: bool = False) -> VerdictIssue:
     if isinstance(raw, str):
         if not raw.strip():
             _fail(f"issue {index} is blank")
         return VerdictIssue(message=raw.strip())
     if isinstance(raw, dict):
         message = raw.get("message")
-        if not isinstance(message, str) or not message.strip():
-            _fail(f'issue {index} is an object without a non-blank string "message"')
         code = raw.get("code")
+        if not isinstance(message, str) or not message.strip():
+            if failing and raw:
+                return _object_issue(raw)
+            _fail(f'issue {index} is an object without a non-blank string "message"')
         if code is not None and not isinstance(code, str):
+            if failing:
+                return _object_issue(raw)
             _fail(f'issue {index} has a non-string "code"')
         detail = {k: v for k, v in raw.items() if k not in ("message", "code")}
         return VerdictIssue(message=message.strip(), code=code, detail=detail)
@@ -211,7 +230,7 @@ def parse_verdict(raw: str) -> Verdict:
     issues_raw = obj["issues"]
     if not isinstance(issues_raw, list):
         _fail(f'"issues" must be a list, got {type(issues_raw).__name__}')
-    issues = tuple(_issue(i, item) for i, item in enumerate(issues_raw))
+    issues = tuple(_issue(i, item, failing=not passed) for i, item in enumerate(issues_raw))
     if passed and issues:
         _fail(f"verdict says pass but lists {len(issues)} issue(s); a pass must have none")
     if not passed and not issues:

@@ -1,0 +1,1 @@
+"""LangGraph's own test suite run against guarded graphs (see ``harness``)."""

@@ -1,0 +1,558 @@
+"""Everything one guarded node emitted in one step, as parts a gate must account for.
+
+A gate that checks one key and lets the rest through is not a gate. So the gate does
+not look at "the update"; it looks at a :class:`NodeOutput`: every state write (in
+order, repeated writes to one key kept), every routing target and ``Send`` argument,
+a command addressed to the parent graph, and what the node wrote to the stream
+writer. Messages are read in every form LangGraph accepts (message objects, dicts,
+``(role, content)`` tuples, strings, content blocks) and split into facets (text,
+tool calls, other content) so a reader that verified a message's text does not
+silently vouch for its tool calls.
+
+What the node returned is kept as it was: when the gate changes nothing, the very
+same object goes back to LangGraph (a passing gate changes nothing about the graph);
+when a policy rewrites a part, the return value is rebuilt in the same shape with
+only that part replaced.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    RemoveMessage,
+    convert_to_messages,
+)
+from pydantic import BaseModel
+
+__all__ = ["Facets", "MessageItem", "NodeOutput", "Write", "facets", "is_message_like"]
+
+logger = logging.getLogger(__name__)
+
+Facet = Literal["text", "tool_calls", "other"]
+FACETS: tuple[Facet, ...] = ("text", "tool_calls", "other")
+
+_MESSAGE_TYPES = frozenset(
+    {"human", "user", "ai", "assistant", "system", "developer", "tool", "function", "chat"}
+)
+_TOOL_BLOCKS = frozenset(
+    {
+        "tool_use",
+        "tool_call",
+        "tool_call_chunk",
+        "function_call",
+        "server_tool_use",
+        "server_tool_call",
+        "server_tool_call_chunk",
+    }
+)
+_TEXT_BLOCKS = frozenset({"text", "output_text", "text-plain"})
+_TOOL_KWARGS = ("tool_calls", "function_call")
+_MISSING: Any = object()
+
+
+# --- messages ------------------------------------------------------------------------
+
+
+def is_message_like(value: Any) -> bool:
+    """Whether ``add_messages`` would take ``value`` as one message."""
+    if isinstance(value, BaseMessage):
+        return True
+    if isinstance(value, Mapping):
+        role = value.get("role", value.get("type"))
+        return isinstance(role, str) and role in _MESSAGE_TYPES and "content" in value
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
+        return value[0] in _MESSAGE_TYPES
+    return False
+
+
+def _as_message(value: Any) -> BaseMessage | None:
+    if isinstance(value, BaseMessage):
+        return value
+    try:
+        return convert_to_messages([value])[0]
+    except Exception as exc:  # an unreadable message form is held, never released
+        logger.warning("cannot read a message of form %s: %s", type(value).__name__, exc)
+        return None
+
+
+def _block_type(block: Any) -> str | None:
+    return block.get("type") if isinstance(block, Mapping) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Facets:
+    """What a message says, split by what can act on it."""
+
+    text: str
+    tool_calls: tuple[dict[str, Any], ...]
+    other: tuple[Any, ...]
+
+    def present(self) -> tuple[Facet, ...]:
+        out: list[Facet] = []
+        if self.text.strip():
+            out.append("text")
+        if self.tool_calls:
+            out.append("tool_calls")
+        if self.other:
+            out.append("other")
+        return tuple(out)
+
+
+def _call_of_block(block: Mapping[str, Any]) -> dict[str, Any]:
+    args = block.get("input", block.get("args", block.get("arguments")))
+    return {"name": block.get("name"), "args": args, "id": block.get("id")}
+
+
+def facets(message: BaseMessage) -> Facets:
+    """Text, tool calls (in every place a provider puts them) and other content."""
+    content = message.content
+    texts: list[str] = []
+    other: list[Any] = []
+    calls: dict[Any, dict[str, Any]] = {}
+    if isinstance(content, str):
+        texts.append(content)
+    else:
+        for block in content:
+            if isinstance(block, str):
+                texts.append(block)
+                continue
+            kind = _block_type(block)
+            if kind in _TEXT_BLOCKS:
+                texts.append(str(block.get("text", "")))
+            elif kind in _TOOL_BLOCKS or (
+                isinstance(block, Mapping)
+                and "name" in block
+                and any(k in block for k in ("input", "args", "arguments"))
+            ):
+                call = _call_of_block(block)
+                calls[call["id"] if call["id"] is not None else id(block)] = call
+            elif kind == "non_standard" and isinstance(block.get("value"), Mapping):
+                inner = block["value"]
+                if _block_type(inner) in _TOOL_BLOCKS:
+                    call = _call_of_block(inner)
+                    calls[call["id"] if call["id"] is not None else id(inner)] = call
+                else:
+                    other.append(block)
+            elif block:
+                other.append(block)
+    if isinstance(message, AIMessage):
+        for tc in message.tool_calls:
+            calls[tc.get("id") or id(tc)] = {
+                "name": tc["name"],
+                "args": tc["args"],
+                "id": tc.get("id"),
+            }
+        for bad in message.invalid_tool_calls:
+            calls[bad.get("id") or id(bad)] = {
+                "name": bad.get("name"),
+                "args": bad.get("args"),
+                "id": bad.get("id"),
+            }
+    extra = message.additional_kwargs or {}
+    for key in _TOOL_KWARGS:
+        raw = extra.get(key)
+        items = raw if isinstance(raw, list) else [raw] if raw else []
+        for item in items:
+            if not isinstance(item, Mapping):
+                continue
+            inner_fn = item.get("function")
+            fn: Mapping[str, Any] = inner_fn if isinstance(inner_fn, Mapping) else item
+            cid = item.get("id")
+            if cid is None or cid not in calls:
+                calls[cid if cid is not None else id(item)] = {
+                    "name": fn.get("name"),
+                    "args": fn.get("arguments", fn.get("args")),
+                    "id": cid,
+                }
+    for key, value in extra.items():
+        if key not in _TOOL_KWARGS and value not in (None, "", [], {}):
+            other.append({key: value})
+    return Facets("".join(texts), tuple(calls.values()), tuple(other))
+
+
+def with_text(message: BaseMessage, text: str) -> BaseMessage:
+    """The message with its text replaced; tool calls and other blocks kept."""
+    if isinstance(message.content, str):
+        return message.model_copy(update={"content": text})
+    rest = [
+        b for b in message.content if not isinstance(b, str) and _block_type(b) not in _TEXT_BLOCKS
+    ]
+    return message.model_copy(update={"content": [{"type": "text", "text": text}, *rest]})
+
+
+def without_tool_calls(message: BaseMessage, ids: set[Any]) -> BaseMessage:
+    """The message with the given tool calls gone from every place they could be."""
+
+    def keep_block(block: Any) -> bool:
+        if not isinstance(block, Mapping):
+            return True
+        inner = block.get("value") if _block_type(block) == "non_standard" else block
+        if not isinstance(inner, Mapping):
+            return True
+        is_call = _block_type(inner) in _TOOL_BLOCKS or (
+            "name" in inner and any(k in inner for k in ("input", "args", "arguments"))
+        )
+        return not (is_call and inner.get("id") in ids)
+
+    update: dict[str, Any] = {}
+    if not isinstance(message.content, str):
+        update["content"] = [b for b in message.content if keep_block(b)]
+    extra = dict(message.additional_kwargs or {})
+    raw = extra.get("tool_calls")
+    if isinstance(raw, list):
+        kept = [c for c in raw if not (isinstance(c, Mapping) and c.get("id") in ids)]
+        if kept:
+            extra["tool_calls"] = kept
+        else:
+            extra.pop("tool_calls")
+    fc = extra.get("function_call")
+    if isinstance(fc, Mapping) and (fc.get("id") in ids or None in ids):
+        extra.pop("function_call")
+    update["additional_kwargs"] = extra
+    if isinstance(message, AIMessage):
+        update["tool_calls"] = [c for c in message.tool_calls if c.get("id") not in ids]
+        update["invalid_tool_calls"] = [
+            c for c in message.invalid_tool_calls if c.get("id") not in ids
+        ]
+        if hasattr(message, "tool_call_chunks"):
+            update["tool_call_chunks"] = [
+                c for c in getattr(message, "tool_call_chunks", []) if c.get("id") not in ids
+            ]
+    return message.model_copy(update=update)
+
+
+# --- the output ------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class MessageItem:
+    """One message a node wrote under a messages key."""
+
+    write: int  # index of the write in NodeOutput.writes
+    index: int | None  # position in the written list (None: the value was one message)
+    original: Any
+    message: BaseMessage | None  # None: a form nobody can read (held)
+    new: bool  # False: the node handed back a message it was given, unchanged
+
+
+@dataclass(slots=True)
+class Write:
+    key: str
+    value: Any
+    loc: tuple[Any, ...]
+    overwrite: bool = False  # the value was wrapped in langgraph.types.Overwrite
+    messages: list[MessageItem] | None = None
+
+
+Kind = Literal["none", "dict", "command", "list", "state", "root", "other"]
+
+
+def _safe_eq(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        same = a == b
+    except Exception:  # an __eq__ that raises: not provably unchanged
+        return False
+    return same is True
+
+
+@dataclass
+class NodeOutput:
+    """What one guarded node emitted in one step (see the module docstring)."""
+
+    original: Any
+    kind: Kind
+    writes: list[Write] = field(default_factory=list)
+    goto: list[Any] = field(default_factory=list)  # node names and Send objects, in order
+    graph: str | None = None
+    custom: list[Any] = field(default_factory=list)
+    raised: bool = False  # a command that bubbled up as ParentCommand
+    input: Any = None
+    _replaced: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    _messages_replaced: dict[tuple[int, int | None], BaseMessage] = field(default_factory=dict)
+    _goto_replaced: list[Any] | None = None
+
+    # -- reading ----------------------------------------------------------------------
+
+    @classmethod
+    def read(
+        cls,
+        value: Any,
+        *,
+        input: Any = None,
+        keys: Sequence[str] | None = None,
+        message_keys: frozenset[str] = frozenset({"messages"}),
+        root: bool = False,
+        raised: bool = False,
+    ) -> NodeOutput:
+        """Split what a node returned (or raised, for a parent command) into parts."""
+        from langgraph.types import Command
+
+        out = cls(original=value, kind="none", input=input, raised=raised)
+        if root:
+            out.kind = "root"
+            if value is not None:
+                out._add("__root__", value, ("root",), message_keys)
+            return out
+        if value is None:
+            return out
+        if isinstance(value, dict):
+            out.kind = "dict"
+            for k, v in value.items():
+                out._add(k, v, ("d", k), message_keys)
+        elif isinstance(value, Command):
+            out.kind = "command"
+            out._command(value, (), message_keys)
+        elif isinstance(value, (list, tuple)) and any(isinstance(i, Command) for i in value):
+            out.kind = "list"
+            for i, item in enumerate(value):
+                if isinstance(item, Command):
+                    out._command(item, (i,), message_keys)
+                elif isinstance(item, dict):
+                    for k, v in item.items():
+                        out._add(k, v, (i, "d", k), message_keys)
+                elif item is not None:
+                    out.kind = "other"
+        elif isinstance(value, BaseModel) or dataclasses.is_dataclass(value):
+            out.kind = "state"
+            from trustgate.graph import _compat
+
+            for k, v in _compat.update_as_tuples(value, keys):
+                out._add(k, v, ("a", k), message_keys)
+        else:
+            out.kind = "other"
+        return out
+
+    def _command(self, cmd: Any, prefix: tuple[Any, ...], message_keys: frozenset[str]) -> None:
+        from langgraph.types import Send
+
+        update = cmd.update
+        if isinstance(update, dict):
+            for k, v in update.items():
+                self._add(k, v, (*prefix, "c", "d", k), message_keys)
+        elif update is not None:
+            for j, (k, v) in enumerate(cmd._update_as_tuples()):
+                self._add(k, v, (*prefix, "c", "t", j), message_keys)
+        goto = cmd.goto
+        targets = goto if isinstance(goto, (list, tuple)) else [goto]
+        self.goto.extend(t for t in targets if isinstance(t, Send) or (t not in (None, "")))
+        if cmd.graph is not None:
+            self.graph = cmd.graph
+
+    def _add(
+        self, key: str, value: Any, loc: tuple[Any, ...], message_keys: frozenset[str]
+    ) -> None:
+        from langgraph.types import Overwrite
+
+        overwrite = isinstance(value, Overwrite)
+        inner = value.value if overwrite else value
+        w = Write(key, value, loc, overwrite=overwrite)
+        idx = len(self.writes)
+        items: list[Any] | None = None
+        if isinstance(inner, (list, tuple)) and (
+            key in message_keys or (inner and all(is_message_like(m) for m in inner))
+        ):
+            items = list(inner)
+            positions: list[int | None] = list(range(len(items)))
+        elif is_message_like(inner) or (key in message_keys and isinstance(inner, str)):
+            items = [inner]
+            positions = [None]
+        if items is not None:
+            known = self._input_messages(key)
+            w.messages = []
+            for pos, item in zip(positions, items, strict=True):
+                msg = _as_message(item) if not isinstance(item, RemoveMessage) else item
+                new = True
+                if isinstance(msg, BaseMessage) and msg.id is not None and msg.id in known:
+                    new = not _safe_eq(known[msg.id], msg)
+                w.messages.append(MessageItem(idx, pos, item, msg, new))
+        self.writes.append(w)
+
+    def _input_value(self, key: str) -> Any:
+        src = self.input
+        if isinstance(src, Mapping):
+            return src.get(key, _MISSING)
+        if src is not None and not isinstance(src, (str, bytes, int, float)):
+            return getattr(src, key, _MISSING)
+        return _MISSING
+
+    def _input_messages(self, key: str) -> dict[str, Any]:
+        value = self._input_value(key)
+        if not isinstance(value, (list, tuple)):
+            return {}
+        return {m.id: m for m in value if isinstance(m, BaseMessage) and m.id is not None}
+
+    # -- views ------------------------------------------------------------------------
+
+    @property
+    def update(self) -> dict[str, Any]:
+        """Key -> value as readers see it (the last write of a key wins, as in a dict)."""
+        view: dict[str, Any] = {}
+        for i, w in enumerate(self.writes):
+            value = self.value_of(i)
+            view[w.key] = value
+        return view
+
+    def value_of(self, index: int) -> Any:
+        """The current (possibly rewritten) value of write ``index``, Overwrite unwrapped."""
+        w = self.writes[index]
+        value = self._replaced.get(w.loc, _MISSING)
+        if value is _MISSING:
+            value = w.value.value if w.overwrite else w.value
+        if w.messages is not None and any(
+            (index, m.index) in self._messages_replaced for m in w.messages
+        ):
+            if isinstance(value, (list, tuple)):
+                value = [
+                    self._messages_replaced.get((index, m.index), m.original) for m in w.messages
+                ]
+            else:
+                value = self._messages_replaced.get((index, None), value)
+        return value
+
+    def messages(self, key: str) -> list[MessageItem]:
+        """Every message written under ``key``, in order, across writes."""
+        return [m for w in self.writes if w.key == key and w.messages for m in w.messages]
+
+    def message(self, item: MessageItem) -> BaseMessage | None:
+        """The current (possibly rewritten) message of ``item``."""
+        return self._messages_replaced.get((item.write, item.index), item.message)
+
+    def changed(self, index: int) -> bool:
+        """Whether write ``index`` carries something the node's input did not hold."""
+        w = self.writes[index]
+        if w.messages is not None:
+            return any(m.new for m in w.messages)
+        before = self._input_value(w.key)
+        return before is _MISSING or not _safe_eq(before, self.value_of(index))
+
+    @property
+    def routes(self) -> list[Any]:
+        return list(self._goto_replaced if self._goto_replaced is not None else self.goto)
+
+    def indexed_messages(self, key: str) -> list[tuple[int, MessageItem]]:
+        """``(k, item)`` for the messages under ``key``: ``k`` numbers them across writes,
+        the way part ids (``messages[k].text``) do."""
+        return list(enumerate(self.messages(key)))
+
+    def parts(self) -> Iterator[tuple[str, str]]:
+        """``(part id, description)`` for everything new this output carries."""
+        from langgraph.types import Send
+
+        counters: dict[str, int] = {}
+        for i, w in enumerate(self.writes):
+            if w.messages is not None:
+                for item in w.messages:
+                    k = counters.get(w.key, 0)
+                    counters[w.key] = k + 1
+                    if not item.new:
+                        continue
+                    ref = f"{w.key}[{k}]"
+                    msg = self.message(item)
+                    if isinstance(item.original, RemoveMessage):
+                        yield f"{ref}.remove", f"a removal of messages under {w.key!r}"
+                    elif msg is None:
+                        yield f"{ref}.unreadable", f"a message under {w.key!r} nobody can read"
+                    else:
+                        for facet in facets(msg).present():
+                            yield f"{ref}.{facet}", f"the {facet} of a {msg.type} message"
+            elif self.changed(i):
+                yield w.key, f"state key {w.key!r}"
+        names = [t for t in self.routes if not isinstance(t, Send)]
+        if names:
+            yield "goto", "routing to " + ", ".join(map(str, names))
+        for n, t in enumerate(t for t in self.routes if isinstance(t, Send)):
+            yield f"send[{n}]", f"a Send to {t.node!r}"
+        if self.custom:
+            yield "custom", f"{len(self.custom)} stream-writer payload(s)"
+
+    def messages_of(self, index: int) -> list[MessageItem]:
+        return list(self.writes[index].messages or [])
+
+    # -- rewriting (copy on write; the node's objects are never mutated) ---------------
+
+    def set_value(self, index: int, value: Any) -> None:
+        self._replaced[self.writes[index].loc] = value
+
+    def set_message(self, item: MessageItem, message: BaseMessage) -> None:
+        self._messages_replaced[(item.write, item.index)] = message
+
+    def set_routes(self, routes: list[Any]) -> None:
+        self._goto_replaced = list(routes)
+
+    @property
+    def rewritten(self) -> bool:
+        return bool(self._replaced or self._messages_replaced or self._goto_replaced is not None)
+
+    def rebuild(self) -> Any:
+        """The node's return value with every rewrite applied, in its original shape."""
+        if not self.rewritten:
+            return self.original
+        from langgraph.types import Command
+
+        def value(index: int) -> Any:
+            w = self.writes[index]
+            v = self.value_of(index)
+            if w.overwrite:
+                from langgraph.types import Overwrite
+
+                return Overwrite(v)
+            return v
+
+        by_loc = {w.loc: i for i, w in enumerate(self.writes)}
+        routes = self.routes
+
+        def command(cmd: Any, prefix: tuple[Any, ...], first: bool) -> Any:
+            update = cmd.update
+            if isinstance(update, dict):
+                new_update: Any = {
+                    k: value(by_loc[(*prefix, "c", "d", k)])
+                    if (*prefix, "c", "d", k) in by_loc
+                    else v
+                    for k, v in update.items()
+                }
+            elif update is not None:
+                new_update = [
+                    (k, value(by_loc[(*prefix, "c", "t", j)]))
+                    for j, (k, _v) in enumerate(cmd._update_as_tuples())
+                ]
+            else:
+                new_update = None
+            goto = cmd.goto
+            if self._goto_replaced is not None:
+                # rewritten routes are carried by the first command only
+                goto = routes if first else []
+            return dataclasses.replace(cmd, update=new_update, goto=goto)
+
+        if self.kind == "root":
+            return value(0) if self.writes else self.original
+        if self.kind == "dict":
+            return {k: value(by_loc[("d", k)]) for k in self.original}
+        if self.kind == "command":
+            return command(self.original, (), True)
+        if self.kind == "list":
+            out: list[Any] = []
+            first = True
+            for i, item in enumerate(self.original):
+                if isinstance(item, Command):
+                    out.append(command(item, (i,), first))
+                    first = False
+                elif isinstance(item, dict):
+                    out.append({k: value(by_loc[(i, "d", k)]) for k in item})
+                else:
+                    out.append(item)
+            return type(self.original)(out) if isinstance(self.original, tuple) else out
+        if self.kind == "state":
+            changes = {w.key: value(i) for i, w in enumerate(self.writes)}
+            if isinstance(self.original, BaseModel):
+                return self.original.model_copy(update=changes)
+            return dataclasses.replace(self.original, **changes)
+        return self.original

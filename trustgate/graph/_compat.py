@@ -1,0 +1,522 @@
+"""Every LangGraph (and LangChain streaming) internal trustgate touches, by name.
+
+LangGraph's internals change between minors; trustgate pins ``langgraph>=1.2,<1.3``
+and keeps every use of them here, behind named functions, so a new minor breaks in
+one place and :func:`check` says what broke when ``guard()`` runs
+(:class:`~trustgate.errors.LangGraphCompatibilityError`), never half-way through a
+run. Everything else in trustgate uses these functions and public APIs.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import logging
+import secrets
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
+
+from trustgate.errors import LangGraphCompatibilityError
+
+__all__ = [
+    "check",
+    "check_builder",
+]
+
+logger = logging.getLogger(__name__)
+
+
+@functools.cache
+def _k() -> Any:
+    """The private config keys (imported once; a missing one is a compat error)."""
+    try:
+        from langgraph._internal import _constants as c
+    except ImportError as exc:  # pragma: no cover - other LangGraph versions
+        raise LangGraphCompatibilityError(f"langgraph._internal._constants: {exc}") from exc
+    names = (
+        "CONF",
+        "CONFIG_KEY_CHECKPOINT_NS",
+        "CONFIG_KEY_READ",
+        "CONFIG_KEY_RUNTIME",
+        "CONFIG_KEY_SEND",
+        "CONFIG_KEY_STREAM",
+        "CONFIG_KEY_TASK_ID",
+        "CONFIG_KEY_CALL",
+        "CONFIG_KEY_CHECKPOINTER",
+        "NS_SEP",
+    )
+    missing = [n for n in names if not hasattr(c, n)]
+    if missing:
+        raise LangGraphCompatibilityError(f"langgraph lacks the config keys {missing}")
+    return c
+
+
+def check() -> None:
+    """Raise :class:`LangGraphCompatibilityError` unless every internal used here exists
+    with the shape this module expects (run by ``guard()``)."""
+    problems: list[str] = []
+    try:
+        _k()
+        from langchain_core.tracers._streaming import _StreamingCallbackHandler  # noqa: F401
+        from langgraph._internal._config import recast_checkpoint_ns  # noqa: F401
+        from langgraph._internal._fields import get_update_as_tuples  # noqa: F401
+        from langgraph._internal._runnable import RunnableCallable  # noqa: F401
+        from langgraph.errors import ParentCommand  # noqa: F401
+        from langgraph.graph._node import StateNodeSpec
+        from langgraph.pregel._messages import StreamMessagesHandler
+        from langgraph.pregel._tools import StreamToolCallHandler
+        from langgraph.pregel._utils import _runnable_has_native_async  # noqa: F401
+        from langgraph.pregel.protocol import StreamProtocol
+    except ImportError as exc:
+        raise LangGraphCompatibilityError(
+            f"this LangGraph version lacks an internal trustgate relies on: {exc}"
+        ) from exc
+    fields = {f.name for f in dataclasses.fields(StateNodeSpec)}
+    for need in ("runnable", "retry_policy", "cache_policy", "metadata", "input_schema"):
+        if need not in fields:
+            problems.append(f"StateNodeSpec has no field {need!r}")
+    for cls, attr in ((StreamMessagesHandler, "stream"), (StreamToolCallHandler, "stream")):
+        if attr not in cls.__init__.__code__.co_names and not hasattr(cls, attr):
+            problems.append(f"{cls.__name__} has no {attr!r} sink")
+    if getattr(StreamProtocol, "__slots__", None) != ("modes", "__call__"):
+        problems.append("StreamProtocol is not (modes, __call__)")
+    if problems:
+        raise LangGraphCompatibilityError(
+            "LangGraph internals are not what trustgate expects (pinned langgraph>=1.2,<1.3): "
+            + "; ".join(problems)
+        )
+
+
+def check_builder(builder: Any) -> None:
+    """The builder fields ``guard()`` and ``audit()`` read and replace."""
+    problems: list[str] = []
+    if not isinstance(getattr(builder, "nodes", None), dict):
+        problems.append("StateGraph.nodes is not a dict")
+    if not isinstance(getattr(builder, "channels", None), dict):
+        problems.append("StateGraph.channels is not a dict")
+    if not isinstance(getattr(builder, "edges", None), set):
+        problems.append("StateGraph.edges is not a set")
+    if not isinstance(getattr(builder, "waiting_edges", None), set):
+        problems.append("StateGraph.waiting_edges is not a set")
+    if not isinstance(getattr(builder, "branches", None), defaultdict):
+        problems.append("StateGraph.branches is not a defaultdict")
+    if not callable(getattr(builder, "_add_schema", None)):
+        problems.append("StateGraph._add_schema is missing")
+    if not hasattr(builder, "_node_defaults"):
+        problems.append("StateGraph._node_defaults is missing")
+    if problems:
+        raise LangGraphCompatibilityError(
+            "LangGraph builder internals are not what trustgate expects "
+            "(pinned langgraph>=1.2,<1.3): " + "; ".join(problems)
+        )
+
+
+# --- the running task's config -----------------------------------------------------------
+
+
+def conf(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    if not config:
+        return {}
+    return cast(dict[str, Any], config.get(_k().CONF) or {})
+
+
+def task_id(config: Mapping[str, Any]) -> str | None:
+    value = conf(config).get(_k().CONFIG_KEY_TASK_ID)
+    return None if value is None else str(value)
+
+
+def checkpoint_ns(config: Mapping[str, Any]) -> str:
+    return str(conf(config).get(_k().CONFIG_KEY_CHECKPOINT_NS) or "")
+
+
+def runtime(config: Mapping[str, Any]) -> Any:
+    return conf(config).get(_k().CONFIG_KEY_RUNTIME)
+
+
+def send(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> bool:
+    """Write to channels as the running task (what ``ChannelWrite`` does)."""
+    fn = conf(config).get(_k().CONFIG_KEY_SEND)
+    if fn is None:
+        return False
+    fn(list(writes))
+    return True
+
+
+def _aside(config: Mapping[str, Any]) -> tuple[Any, dict[str, Any], str] | None:
+    """Where a halted task's report goes: the saver, the step's checkpoint config, and
+    a task id LangGraph never runs (so the failed task stays unfinished and a resume
+    runs it again, as for any node that raised)."""
+    c = conf(config)
+    k = _k()
+    saver = c.get(k.CONFIG_KEY_CHECKPOINTER)
+    info = getattr(c.get(k.CONFIG_KEY_RUNTIME), "execution_info", None)
+    if saver is None or info is None or c.get("thread_id") is None:
+        return None
+    ns = str(info.checkpoint_ns or "")
+    graph_ns = ns.rsplit(k.NS_SEP, 1)[0] if k.NS_SEP in ns else ""
+    cfg = {
+        "configurable": {
+            "thread_id": c["thread_id"],
+            "checkpoint_ns": graph_ns,
+            "checkpoint_id": info.checkpoint_id,
+        }
+    }
+    return saver, cfg, f"{info.task_id}~trustgate~{secrets.token_hex(6)}"
+
+
+def serde(config: Mapping[str, Any] | None) -> Any:
+    """The run's checkpoint serializer (with the graph's allow-list of state types under
+    strict msgpack), or LangGraph's default when the run has no checkpointer."""
+    saver = conf(config).get(_k().CONFIG_KEY_CHECKPOINTER)
+    found = getattr(saver, "serde", None)
+    if found is not None:
+        return found
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    return JsonPlusSerializer()
+
+
+_PENDING: set[Any] = set()
+
+
+def keep_aside(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> None:
+    """Persist writes next to the running task without making them its output."""
+    target = _aside(config)
+    if target is None:
+        return
+    saver, cfg, task = target
+    try:
+        saver.put_writes(cfg, list(writes), task)
+    except Exception as exc:  # an async-only saver called from its own event loop
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            logger.warning("a halted crossing's report was not saved: %s", exc)
+            return
+        job = loop.create_task(saver.aput_writes(cfg, list(writes), task))
+        _PENDING.add(job)
+        job.add_done_callback(_PENDING.discard)
+
+
+async def akeep_aside(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> None:
+    target = _aside(config)
+    if target is None:
+        return
+    saver, cfg, task = target
+    try:
+        await saver.aput_writes(cfg, list(writes), task)
+    except NotImplementedError:
+        saver.put_writes(cfg, list(writes), task)
+
+
+def read_channel(config: Mapping[str, Any], key: str) -> Any:
+    """The channel's value as the task sees it (before its own writes)."""
+    fn = conf(config).get(_k().CONFIG_KEY_READ)
+    if fn is None:
+        raise KeyError(key)
+    return fn(key, False)
+
+
+def meta(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The ids a report carries: thread, run, step, namespace, task."""
+    c = conf(config)
+    md = config.get("metadata") or {}
+    run_id = config.get("run_id")
+    return {
+        "thread_id": c.get("thread_id"),
+        "run_id": str(run_id) if run_id else None,
+        "step": md.get("langgraph_step"),
+        "checkpoint_ns": c.get(_k().CONFIG_KEY_CHECKPOINT_NS),
+        "task_id": c.get(_k().CONFIG_KEY_TASK_ID),
+    }
+
+
+def patch(config: Mapping[str, Any], **values: Any) -> dict[str, Any]:
+    """A copy of ``config`` with configurable keys replaced (``stream=``, ``runtime=``)."""
+    k = _k()
+    keys = {"stream": k.CONFIG_KEY_STREAM, "runtime": k.CONFIG_KEY_RUNTIME}
+    new = dict(config)
+    inner = dict(conf(config))
+    for name, value in values.items():
+        inner[keys[name]] = value
+    new[k.CONF] = inner
+    return new
+
+
+def stream_protocol(config: Mapping[str, Any]) -> Any:
+    return conf(config).get(_k().CONFIG_KEY_STREAM)
+
+
+def new_stream_protocol(sink: Callable[[Any], None], modes: set[Any]) -> Any:
+    from langgraph.pregel.protocol import StreamProtocol
+
+    return StreamProtocol(sink, modes)
+
+
+def streaming_sinks(handler: Any) -> tuple[str, ...]:
+    """The attribute(s) through which a streaming callback handler emits, or ``()``
+    when it is not a streaming handler at all; ``None`` entries mean unknown."""
+    from langchain_core.tracers._streaming import _StreamingCallbackHandler
+
+    if not isinstance(handler, _StreamingCallbackHandler):
+        return ()
+    from langgraph.pregel._messages import StreamMessagesHandler
+    from langgraph.pregel._tools import StreamToolCallHandler
+
+    if isinstance(handler, (StreamMessagesHandler, StreamToolCallHandler)):
+        return ("stream",)
+    if hasattr(handler, "send_stream"):
+        return ("send_stream",)
+    return ("?",)
+
+
+# --- node outputs ---------------------------------------------------------------------
+
+
+def update_as_tuples(value: Any, keys: Sequence[str] | None) -> list[tuple[str, Any]]:
+    """What LangGraph writes for a state object a node returns (set fields only)."""
+    from langgraph._internal._fields import get_update_as_tuples
+
+    if keys is None:
+        if hasattr(type(value), "model_fields"):
+            keys = list(type(value).model_fields)
+        elif dataclasses.is_dataclass(value):
+            keys = [f.name for f in dataclasses.fields(value)]
+        else:
+            keys = []
+    return list(get_update_as_tuples(value, list(keys)))
+
+
+def is_parent_command(exc: BaseException) -> bool:
+    from langgraph.errors import ParentCommand
+
+    return isinstance(exc, ParentCommand)
+
+
+def parent_command(cmd: Any) -> BaseException:
+    from langgraph.errors import ParentCommand
+
+    return ParentCommand(cmd)
+
+
+def for_this_graph(cmd: Any, config: Mapping[str, Any], node: str) -> bool:
+    """Whether a bubbling command is addressed to the graph that runs ``node`` (it was
+    raised inside ``node``, a subgraph, for ``node``'s own graph)."""
+    from langgraph._internal._config import recast_checkpoint_ns
+
+    ns = checkpoint_ns(config)
+    return bool(cmd.graph in (ns, recast_checkpoint_ns(ns), node))
+
+
+def runnable_callable(func: Callable[..., Any], afunc: Callable[..., Any] | None, name: str) -> Any:
+    from langgraph._internal._runnable import RunnableCallable
+
+    return RunnableCallable(func, afunc, name=name, trace=False)
+
+
+def in_executor(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The async side LangGraph gives a sync node: the function run in the event
+    loop's executor (so a sync node never blocks the loop, and timeouts treat it as
+    sync, exactly as for the node it wraps)."""
+    from functools import partial, wraps
+
+    from langchain_core.runnables.config import run_in_executor
+
+    return wraps(func)(partial(run_in_executor, None, func))
+
+
+def present_as(wrapper: Any, inner: Any) -> None:
+    """Make the wrapper draw as the runnable it wraps (``get_graph()`` names each
+    node's runnable by its class path), so a guarded graph draws like the original."""
+    from langchain_core.load.serializable import to_json_not_implemented
+    from langchain_core.runnables import RunnableSerializable
+
+    tools = getattr(inner, "tools_by_name", None)
+    if isinstance(tools, Mapping):  # the drawing lists a tool node's tools
+        wrapper.tools_by_name = tools
+    if type(inner) is type(wrapper):
+        return
+    try:
+        ident = (
+            inner.lc_id()
+            if isinstance(inner, RunnableSerializable)
+            else (to_json_not_implemented(inner)["id"])
+        )
+    except Exception as exc:  # an exotic runnable: it draws as the wrapper
+        logger.warning("cannot tell how %r draws: %s", inner, exc)
+        return
+    if ident:
+        wrapper.__name__ = ident[-1]
+        wrapper.__module__ = ".".join(ident[:-1])
+
+
+def has_native_async(runnable: Any) -> bool:
+    from langgraph.pregel._utils import _runnable_has_native_async
+
+    return bool(_runnable_has_native_async(runnable))
+
+
+def message_keys(builder: Any) -> frozenset[str]:
+    """State keys whose reducer is ``add_messages`` (plus ``messages``)."""
+    keys = {"messages"}
+    for key, channel in (getattr(builder, "channels", None) or {}).items():
+        op = getattr(channel, "operator", None)
+        name = getattr(op, "__name__", "") or getattr(getattr(op, "func", None), "__name__", "")
+        if "add_messages" in name:
+            keys.add(key)
+    return frozenset(keys)
+
+
+def is_root_graph(builder: Any) -> bool:
+    channels = getattr(builder, "channels", None) or {}
+    return list(channels) == ["__root__"]
+
+
+# --- reading a builder (audit and guard read graphs only through these) ------------------
+
+
+def node_specs(builder: Any) -> dict[str, Any]:
+    return dict(getattr(builder, "nodes", None) or {})
+
+
+def node_runnable(spec: Any) -> Any:
+    return getattr(spec, "runnable", None)
+
+
+def node_ends(spec: Any) -> Any:
+    """Where a node may route with ``Command(goto=...)`` (``destinations``)."""
+    return getattr(spec, "ends", None)
+
+
+def node_metadata(spec: Any) -> Mapping[str, Any]:
+    meta = getattr(spec, "metadata", None) or {}
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def edges(builder: Any) -> set[tuple[str, str]]:
+    return set(getattr(builder, "edges", None) or ())
+
+
+def waiting_edges(builder: Any) -> set[tuple[tuple[str, ...], str]]:
+    return set(getattr(builder, "waiting_edges", None) or ())
+
+
+def branch_ends(builder: Any, node: str) -> list[tuple[str, Any]]:
+    """(name, declared ends) of each conditional branch out of ``node``."""
+    branches = (getattr(builder, "branches", None) or {}).get(node, {})
+    return [(name, getattr(b, "ends", None)) for name, b in branches.items()]
+
+
+def channels(builder: Any) -> dict[str, Any]:
+    return dict(getattr(builder, "channels", None) or {})
+
+
+# --- builders and compiled graphs -------------------------------------------------------
+
+
+def copy_builder(builder: Any, cls: type) -> Any:
+    """A copy of ``builder`` of class ``cls`` whose node specs can be replaced freely."""
+    from langgraph.graph.state import _DEFAULT_ERROR_HANDLER_NODE
+
+    new = copy.copy(builder)
+    new.__class__ = cls
+    new.nodes = {k: dataclasses.replace(v) for k, v in builder.nodes.items()}
+    if (
+        builder._node_defaults.error_handler is not None
+        and _DEFAULT_ERROR_HANDLER_NODE in new.nodes
+    ):
+        # compile() added it to the original; compiling the copy adds it again
+        del new.nodes[_DEFAULT_ERROR_HANDLER_NODE]
+        for name, spec in new.nodes.items():
+            if spec.error_handler_node == _DEFAULT_ERROR_HANDLER_NODE:
+                new.nodes[name] = dataclasses.replace(spec, error_handler_node=None)
+    new.edges = set(builder.edges)
+    new.branches = defaultdict(dict, {k: dict(v) for k, v in builder.branches.items()})
+    new.waiting_edges = set(builder.waiting_edges)
+    new.channels = dict(builder.channels)
+    new.managed = dict(builder.managed)
+    new.schemas = dict(builder.schemas)
+    new.compiled = False
+    new._node_defaults = copy.copy(builder._node_defaults)
+    return new
+
+
+def replace_runnable(builder: Any, node: str, runnable: Any) -> None:
+    builder.nodes[node] = dataclasses.replace(builder.nodes[node], runnable=runnable)
+
+
+def add_channels(builder: Any, schema: Any) -> None:
+    builder._add_schema(schema)
+
+
+def hide_channels(compiled: Any, keys: set[str]) -> None:
+    """Keep channels out of ``values``/``updates`` streams and state snapshots."""
+    from langgraph.graph.state import _pick_mapper
+
+    visible = [k for k in compiled.stream_channels_list if k not in keys]
+    if len(visible) == len(compiled.stream_channels_list):
+        return
+    compiled.stream_channels = visible
+    compiled._state_mapper = _pick_mapper(visible, compiled.builder.state_schema)
+
+
+def _never_on(policies: Any, never: tuple[type[BaseException], ...]) -> Any:
+    """Retry policies that retry everything they did before except ``never``."""
+    from langgraph.types import RetryPolicy
+
+    if policies is None:
+        return None
+    seq = [policies] if isinstance(policies, RetryPolicy) else list(policies)
+    out = []
+    for p in seq:
+        retry_on = p.retry_on
+
+        def retry(exc: Exception, retry_on: Any = retry_on) -> bool:
+            if isinstance(exc, never):
+                return False
+            if isinstance(retry_on, (type, tuple)):
+                return isinstance(exc, retry_on)
+            return bool(retry_on(exc))
+
+        out.append(p._replace(retry_on=retry))
+    return out
+
+
+def keep_mappers(fresh: Any, copied: Any) -> Any:
+    """``Pregel.copy`` rebuilds through ``__init__`` and drops the typed-stream mappers
+    ``compile()`` set; put them back."""
+    for attr in ("_output_mapper", "_state_mapper"):
+        if hasattr(fresh, attr):
+            setattr(copied, attr, getattr(fresh, attr))
+    return copied
+
+
+def settle_policies(
+    compiled: Any, guarded: Sequence[str], never: tuple[type[BaseException], ...]
+) -> None:
+    """Guarded nodes are never cached (a cached write would replay a verdict without
+    running the gate) and never retried on a halt (a halt is an outcome)."""
+    graph_cache = compiled.cache_policy
+    graph_retry = compiled.retry_policy
+    for name, node in list(compiled.nodes.items()):
+        if name in guarded:
+            retry = node.retry_policy if node.retry_policy else graph_retry
+            compiled.nodes[name] = node.copy(
+                {"cache_policy": None, "retry_policy": _never_on(retry, never) or None}
+            )
+        elif graph_cache is not None and node.cache_policy is None and node.node is not None:
+            compiled.nodes[name] = node.copy({"cache_policy": graph_cache})
+    if graph_cache is not None and any(n in compiled.nodes for n in guarded):
+        compiled.cache_policy = None
+
+
+def durable(fn: Callable[[Any], Any], name: str) -> Callable[[Any], Any]:
+    """``fn`` as a durable task: called from a node, its result is checkpointed and
+    not computed again when the node re-runs after an interrupt."""
+    from langgraph.func import task
+
+    return cast(Callable[[Any], Any], task(name=name)(cast(Any, fn)))

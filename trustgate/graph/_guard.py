@@ -1,0 +1,208 @@
+"""``guard()``: put gates on the nodes of an existing graph.
+
+Each guarded node's runnable is replaced by a :mod:`~trustgate.graph._node` wrapper
+that runs the original node and its gates in the node's own task; edges, branches,
+schemas, interrupts and the rest of the graph stay exactly as they were. The one
+addition is the ``trust_reports`` channel, which is hidden from the graph's output,
+streams and snapshots unless the state schema declares it (``TrustReports``).
+Guarded nodes are never cached and never retried on a halt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar, cast
+
+from langgraph.graph import StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from typing_extensions import TypedDict
+
+from trustgate.errors import ConfigurationError, GateHalted
+from trustgate.gate import TrustGate
+from trustgate.graph import _compat
+from trustgate.graph._node import GuardedNode, runnable
+from trustgate.policies import Rerender, Review
+from trustgate.report import REPORTS_KEY, TrustReports
+
+__all__ = ["GuardedStateGraph", "guard", "guarded_nodes"]
+
+G = TypeVar("G")
+
+
+def _node_of(spec: Any) -> GuardedNode | None:
+    node = getattr(_compat.node_runnable(spec), "trustgate_node", None)
+    return node if isinstance(node, GuardedNode) else None
+
+
+def guarded_nodes(graph: Any) -> dict[str, tuple[str, ...]]:
+    """Which nodes of ``graph`` (a builder or a compiled graph) ``guard()`` put gates
+    on: node name → the names of its gates, in chain order.
+
+    Example:
+        ```python
+        assert trustgate.guarded_nodes(app) == {"reviewer": ("inspector",)}
+        ```
+    """
+    builder = getattr(graph, "builder", graph)
+    found: dict[str, tuple[str, ...]] = {}
+    for name, spec in _compat.node_specs(builder).items():
+        node = _node_of(spec)
+        if node is not None:
+            found[name] = tuple(g.name for g in node.gates)
+    return found
+
+
+class GuardedStateGraph(StateGraph[Any, Any, Any, Any]):
+    """A ``StateGraph`` with guarded nodes; compiles with the gates' rules in force
+    (no cache and no retry-on-halt for guarded nodes, the report channel hidden
+    unless the state schema declares it)."""
+
+    def compile(self, *args: Any, **kwargs: Any) -> Any:
+        return _settle(super().compile(*args, **kwargs))
+
+
+def _settle(compiled: Any) -> Any:
+    guarded = list(guarded_nodes(compiled.builder))
+    _compat.settle_policies(compiled, guarded, (GateHalted,))
+    if REPORTS_KEY not in _state_keys(compiled.builder):
+        _compat.hide_channels(compiled, {REPORTS_KEY})
+    return compiled
+
+
+def _state_keys(builder: Any) -> set[str]:
+    schema = builder.state_schema
+    keys = set(getattr(schema, "__annotations__", {}) or {})
+    for base in getattr(schema, "__mro__", ()):
+        keys |= set(getattr(base, "__annotations__", {}) or {})
+    keys |= set(getattr(schema, "model_fields", {}) or {})
+    return keys
+
+
+def _gates(node: str, value: Any) -> tuple[TrustGate[Any], ...]:
+    if isinstance(value, TrustGate):
+        return (value,)
+    out = tuple(value) if isinstance(value, (list, tuple)) else ()
+    if not out or not all(isinstance(g, TrustGate) for g in out):
+        raise ConfigurationError(
+            f"guard(): the value for node {node!r} must be a TrustGate or a non-empty "
+            f"list of TrustGates, not {value!r}"
+        )
+    return out
+
+
+def _policies(gates: Sequence[TrustGate[Any]]) -> list[Any]:
+    found: list[Any] = []
+    todo = [p for g in gates for p in g.policies]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        nxt = getattr(p, "then", None)
+        if nxt is not None:
+            todo.append(nxt)
+    return found
+
+
+def _check_chain(node: str, gates: Sequence[TrustGate[Any]]) -> None:
+    names = [g.name for g in gates]
+    if len(set(names)) != len(names):
+        raise ConfigurationError(f"guard(): gate names on {node!r} repeat: {names}")
+    for p in _policies(gates):
+        if isinstance(p, Rerender) and p.to not in (None, node):
+            raise ConfigurationError(
+                f"Rerender(to={p.to!r}) on {node!r}: a re-render runs the guarded node "
+                f"again in its own step, so `to` must be {node!r} or left out"
+            )
+
+
+def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]]]) -> G:
+    """Put gates on the named nodes of a graph; the original is untouched.
+
+    Given a ``StateGraph`` builder it returns a new builder; given a compiled graph
+    it returns a compiled graph with the same checkpointer, store, cache, interrupt
+    settings, config and name.
+
+    Example:
+        ```python
+        guarded = trustgate.guard(builder, {"reviewer": inspector_gate})
+        app = guarded.compile(checkpointer=InMemorySaver())
+        ```
+    """
+    if not isinstance(gates, Mapping):
+        raise ConfigurationError(
+            f"guard() takes a mapping of node name → gate, not {type(gates).__name__}"
+        )
+    if not gates:
+        raise ConfigurationError("guard() needs at least one node → gate")
+    if isinstance(graph, CompiledStateGraph):
+        builder = graph.builder
+    elif isinstance(graph, StateGraph):
+        builder = graph
+    else:
+        raise ConfigurationError(
+            f"guard() takes a StateGraph or a compiled StateGraph, not {type(graph).__name__}"
+        )
+    _compat.check()
+    _compat.check_builder(builder)
+    new = _compat.copy_builder(builder, GuardedStateGraph)
+    root = _compat.is_root_graph(builder)
+    if REPORTS_KEY not in _compat.channels(new) and not root:
+        _compat.add_channels(
+            new,
+            TypedDict("TrustgateReports", {REPORTS_KEY: TrustReports}, total=False),  # type: ignore[operator]
+        )
+    keys = [k for k in _compat.channels(new) if k != REPORTS_KEY]
+    message_keys = _compat.message_keys(new)
+    for name, value in gates.items():
+        chain = _gates(name, value)
+        specs = _compat.node_specs(new)
+        if name not in specs:
+            raise ConfigurationError(f"guard(): the graph has no node {name!r}")
+        spec = specs[name]
+        if _node_of(spec) is not None:
+            raise ConfigurationError(
+                f"guard(): {name!r} is already guarded; to check it with several gates, "
+                "pass them as one list in one guard() call"
+            )
+        _check_chain(name, chain)
+        missing = sorted({k for g in chain for k in g.evidence_keys} - set(_compat.channels(new)))
+        if missing:
+            raise ConfigurationError(
+                f"gates on {name!r} read evidence from state keys {missing}, which the "
+                "state schema lacks"
+            )
+        durable = any(isinstance(p, Review) for p in _policies(chain))
+        node = GuardedNode(
+            name,
+            _compat.node_runnable(spec),
+            chain,
+            keys=keys,
+            message_keys=message_keys,
+            root=root,
+            durable=durable,
+        )
+        _compat.replace_runnable(new, name, runnable(node))
+    if isinstance(graph, CompiledStateGraph):
+        return cast(G, _recompile(graph, new))
+    return cast(G, new)
+
+
+def _recompile(original: Any, builder: GuardedStateGraph) -> Any:
+    fresh = StateGraph.compile(
+        builder,
+        checkpointer=original.checkpointer,
+        store=original.store,
+        cache=original.cache,
+        interrupt_before=original.interrupt_before_nodes,
+        interrupt_after=original.interrupt_after_nodes,
+        debug=original.debug,
+        name=original.name,
+    )
+    compiled = fresh.copy(
+        {
+            "config": original.config,
+            "step_timeout": original.step_timeout,
+            "retry_policy": original.retry_policy,
+            "cache_policy": original.cache_policy,
+        }
+    )
+    return _settle(_compat.keep_mappers(fresh, compiled))

@@ -1,0 +1,480 @@
+"""The guarded node: the original node and its gates, in the node's own task.
+
+The wrapper runs the original node, catches what it returns *and* what it raises (a
+``Command.PARENT`` handoff from a tool deep inside a subgraph or agent bubbles up
+through it), holds what it streamed, runs the gates over all of it, and hands
+LangGraph only what they released: the very same object when nothing changed, a
+rebuilt one when a policy rewrote a part, a re-raised parent command for a handoff.
+Static edges fire only after the task returns, so nothing downstream sees the
+unverified output; there is no extra superstep and no staging channel. A re-render
+runs the node again inside the same task. A halt raises
+:class:`~trustgate.errors.GateHalted` after the report was written to the task's
+writes (so a checkpointer keeps it with the failed task).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
+
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import var_child_runnable_config
+
+from trustgate._output import NodeOutput
+from trustgate.errors import GateHalted
+from trustgate.findings import Finding
+from trustgate.gate import (
+    ChainResult,
+    Context,
+    TrustGate,
+    VerifierFailure,
+    adrive,
+    arun_verifier,
+    drive,
+    run_chain,
+    run_verifier,
+)
+from trustgate.graph import _compat
+from trustgate.graph._streams import StreamHold
+from trustgate.policies._decision import Rerender
+from trustgate.report import REPORTS_KEY, Report
+
+__all__ = ["GuardedNode"]
+
+logger = logging.getLogger(__name__)
+
+_MISSING: Any = object()
+# the durable inner call leaves its stream hold here for the wrapper (same process)
+_HOLD: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "trustgate_hold", default=None
+)
+
+
+def _halted_in_graph() -> type[GateHalted]:
+    from langgraph.errors import GraphBubbleUp
+
+    class HaltedInGraph(GateHalted, GraphBubbleUp):
+        """:class:`GateHalted` as a guarded node raises it: LangGraph treats it like an
+        interrupt (no retry, no error handler, the task stays unfinished so a resume
+        runs it again) and the caller gets the ``GateHalted`` it catches."""
+
+    HaltedInGraph.__qualname__ = "HaltedInGraph"
+    HaltedInGraph.__module__ = __name__
+    return HaltedInGraph
+
+
+HaltedInGraph = _halted_in_graph()
+
+
+class _StateView(Mapping[str, Any]):
+    """The state a gate's ``FromState`` evidence reads: the node's input first, then
+    the channel itself (for keys outside the node's input schema)."""
+
+    def __init__(self, input: Any, config: Mapping[str, Any]) -> None:
+        self._input = input
+        self._config = config
+
+    def __getitem__(self, key: str) -> Any:
+        src = self._input
+        if isinstance(src, Mapping):
+            if key in src:
+                return src[key]
+        elif src is not None and hasattr(src, key):
+            return getattr(src, key)
+        try:
+            return _compat.read_channel(self._config, key)
+        except Exception as exc:
+            raise KeyError(key) from exc
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        src = self._input
+        return iter(src) if isinstance(src, Mapping) else iter(())
+
+    def __len__(self) -> int:
+        return len(self._input) if isinstance(self._input, Mapping) else 0
+
+
+def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
+    """The node's input for the next attempt: the issues (and any messages the gate
+    told the model) added where the node reads them."""
+    updates: dict[str, Any] = {}
+    if decision.issues_key is not None:
+        updates[decision.issues_key] = list(decision.issues)
+    extra = list(carry)
+    if decision.as_message:
+        extra.append(
+            HumanMessage(
+                "Your previous answer failed verification. Fix every issue:\n"
+                + "\n".join(f"- {i}" for i in decision.issues)
+            )
+        )
+    if extra:
+        key = decision.messages_key
+        current = input.get(key) if isinstance(input, Mapping) else getattr(input, key, None)
+        updates[key] = [*(current or []), *extra]
+    if not updates:
+        return input
+    if isinstance(input, Mapping):
+        return {**input, **updates}
+    if hasattr(input, "model_copy"):
+        return input.model_copy(update=updates)
+    import dataclasses
+
+    if dataclasses.is_dataclass(input) and not isinstance(input, type):
+        return dataclasses.replace(input, **updates)
+    return input
+
+
+def _seal(value: Any, config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A held value as a durable task returns it: encoded, so that what is waiting for
+    a person's decision is not shown as content by the streams that report task
+    results, nor readable as text in the checkpoint row that keeps it."""
+    import base64
+    import hashlib
+
+    kind, data = _compat.serde(config or var_child_runnable_config.get()).dumps_typed(value)
+    return {
+        "trustgate": "held for review",
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "type": kind,
+        "sealed": base64.b64encode(data).decode("ascii"),
+    }
+
+
+def _unseal(sealed: Mapping[str, Any], config: Mapping[str, Any] | None = None) -> Any:
+    import base64
+
+    data = base64.b64decode(sealed["sealed"])
+    serde = _compat.serde(config or var_child_runnable_config.get())
+    return serde.loads_typed((str(sealed["type"]), data))
+
+
+def _checked(req: Any) -> dict[str, Any]:
+    """One verifier run, as a checkpointable value."""
+    try:
+        found = run_verifier(req)
+    except VerifierFailure as exc:
+        return _seal({"failure": [exc.verifier, exc.code, exc.error]})
+    return _seal({"findings": [f.model_dump(mode="json") for f in found]})
+
+
+async def _achecked(req: Any) -> dict[str, Any]:
+    try:
+        found = await arun_verifier(req)
+    except VerifierFailure as exc:
+        return _seal({"failure": [exc.verifier, exc.code, exc.error]})
+    return _seal({"findings": [f.model_dump(mode="json") for f in found]})
+
+
+def _unpack(sealed: Mapping[str, Any]) -> list[Finding]:
+    value = _unseal(sealed)
+    if "failure" in value:
+        verifier, code, error = value["failure"]
+        raise VerifierFailure(str(verifier), str(code), str(error))
+    return [Finding.model_validate(f) for f in value["findings"]]
+
+
+def _in_config(config: dict[str, Any], fn: Any) -> Any:
+    """Call ``fn`` with ``config`` as the current LangChain config, as LangGraph does
+    for a traced node: code that calls a model or ``get_stream_writer()`` without
+    passing a config reads it from there."""
+    token = var_child_runnable_config.set(cast(RunnableConfig, config))
+    try:
+        return fn()
+    finally:
+        var_child_runnable_config.reset(token)
+
+
+def _prepend(carry: Sequence[Any], key: str, value: Any) -> Any:
+    """Release ``carry`` (messages) ahead of what the last attempt returned."""
+    from langgraph.types import Command
+
+    head: Command[Any] = Command(update={key: list(carry)})
+    if isinstance(value, list):
+        return [head, *value]
+    if isinstance(value, tuple):
+        return [head, *value]
+    if value is None:
+        return head
+    return [head, value]
+
+
+class GuardedNode:
+    """One guarded node (see the module docstring)."""
+
+    def __init__(
+        self,
+        name: str,
+        inner: Any,
+        gates: Sequence[TrustGate[Any]],
+        *,
+        keys: Sequence[str],
+        message_keys: frozenset[str],
+        root: bool,
+        durable: bool,
+    ) -> None:
+        self.name = name
+        self.inner = inner
+        self.gates = tuple(gates)
+        self.keys = list(keys)
+        self.message_keys = message_keys
+        self.root = root
+        self.durable = durable
+        call = self._adurable_call if _compat.has_native_async(inner) else self._durable_call
+        self._task: Any = _compat.durable(call, f"{name}_output") if durable else None
+        # a gate that may pause for a person checks durably too: after the resume the
+        # person's decision applies to the very findings they saw (a model verifier is
+        # not asked again)
+        self._check: Any = _compat.durable(_checked, f"{name}_check") if durable else None
+        self._acheck: Any = _compat.durable(_achecked, f"{name}_check") if durable else None
+
+    # -- running the original node ------------------------------------------------
+
+    def _output(self, value: Any, input: Any, raised: bool, hold: StreamHold) -> NodeOutput:
+        out = NodeOutput.read(
+            value,
+            input=input,
+            keys=self.keys,
+            message_keys=self.message_keys,
+            root=self.root,
+            raised=raised,
+        )
+        out.custom = list(hold.custom)
+        return out
+
+    def _durable_call(self, input: Any) -> dict[str, Any]:
+        """The inner call as a durable task (only for gates that may pause for review):
+        its result is checkpointed, so a resumed run verifies what the person saw."""
+        config = var_child_runnable_config.get() or {}
+        hold = StreamHold(dict(config))
+        box = _HOLD.get()
+        if box is not None:
+            box["hold"] = hold
+        try:
+            value = _in_config(hold.config, lambda: self.inner.invoke(input, hold.config))
+            return _seal({"value": value, "raised": False, "custom": list(hold.custom)})
+        except BaseException as exc:
+            if _compat.is_parent_command(exc):
+                return _seal({"value": exc.args[0], "raised": True, "custom": list(hold.custom)})
+            raise
+
+    async def _adurable_call(self, input: Any) -> dict[str, Any]:
+        config = var_child_runnable_config.get() or {}
+        hold = StreamHold(dict(config))
+        box = _HOLD.get()
+        if box is not None:
+            box["hold"] = hold
+        token = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
+        try:
+            value = await self.inner.ainvoke(input, hold.config)
+            return _seal({"value": value, "raised": False, "custom": list(hold.custom)})
+        except BaseException as exc:
+            if _compat.is_parent_command(exc):
+                return _seal({"value": exc.args[0], "raised": True, "custom": list(hold.custom)})
+            raise
+        finally:
+            var_child_runnable_config.reset(token)
+
+    def _call(self, input: Any, config: dict[str, Any]) -> tuple[Any, bool, StreamHold]:
+        if self._task is not None:
+            box: dict[str, Any] = {}
+            token = _HOLD.set(box)
+            try:
+                got = _unseal(self._task(input).result(), config)
+            finally:
+                _HOLD.reset(token)
+            hold = box.get("hold") or StreamHold({})
+            hold.custom = list(got.get("custom") or [])
+            return got["value"], bool(got["raised"]), hold
+        hold = StreamHold(config)
+        try:
+            return (
+                _in_config(hold.config, lambda: self.inner.invoke(input, hold.config)),
+                False,
+                hold,
+            )
+        except BaseException as exc:
+            if _compat.is_parent_command(exc):
+                return exc.args[0], True, hold
+            hold.close()
+            raise
+
+    async def _acall(self, input: Any, config: dict[str, Any]) -> tuple[Any, bool, StreamHold]:
+        if self._task is not None:
+            box: dict[str, Any] = {}
+            token = _HOLD.set(box)
+            try:
+                got = _unseal(await self._task(input), config)
+            finally:
+                _HOLD.reset(token)
+            hold = box.get("hold") or StreamHold({})
+            hold.custom = list(got.get("custom") or [])
+            return got["value"], bool(got["raised"]), hold
+        hold = StreamHold(config)
+        current = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
+        try:
+            return await self.inner.ainvoke(input, hold.config), False, hold
+        except BaseException as exc:
+            if _compat.is_parent_command(exc):
+                return exc.args[0], True, hold
+            hold.close()
+            raise
+        finally:
+            var_child_runnable_config.reset(current)
+
+    def _durable_verify(self, req: Any) -> list[Finding]:
+        return _unpack(self._check(req).result())
+
+    async def _adurable_verify(self, req: Any) -> list[Finding]:
+        return _unpack(await self._acheck(req))
+
+    # -- the crossing ---------------------------------------------------------------
+
+    def _context(self, input: Any, config: dict[str, Any], attempt: int) -> Context:
+        runtime = _compat.runtime(config)
+        return Context(
+            node=self.name,
+            state=_StateView(input, config),
+            context=getattr(runtime, "context", None),
+            attempt=attempt,
+            meta=_compat.meta(config),
+            config=config,
+            can_rerender=True,
+        )
+
+    def _finish(
+        self,
+        config: dict[str, Any],
+        chain: ChainResult,
+        reports: list[Report],
+        hold: StreamHold,
+        carry: list[Any],
+        key: str,
+        raised: bool,
+    ) -> Any:
+        last = chain.last
+        if last.route == "release":
+            self._record(config, reports)
+        runtime = _compat.runtime(config)
+        writer = getattr(runtime, "stream_writer", None)
+        if last.route != "release" or last.output is None:
+            hold.close()
+            if writer is not None:
+                for r in reports:
+                    writer({"trustgate": r})
+            raise HaltedInGraph(last.report)
+        released = last.output
+        hold.release(everything=not released.rewritten and not carry)
+        hold.close()
+        if writer is not None:
+            for r in reports:
+                if r.decision != "pass":
+                    writer({"trustgate": r})
+        value = released.rebuild()
+        if carry:
+            value = _prepend(carry, key, value)
+        if raised:
+            raise _compat.parent_command(value)
+        return value
+
+    def _record(self, config: dict[str, Any], reports: list[Report]) -> None:
+        """A released crossing's reports: the task's own write to ``trust_reports``,
+        or, in a graph whose state is one root value (no room for a channel), kept
+        beside the task in the checkpointer like a halted crossing's."""
+        writes = [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
+        if self.root:
+            _compat.keep_aside(config, writes)
+        else:
+            _compat.send(config, writes)
+
+    def run(self, input: Any, config: dict[str, Any]) -> Any:
+        reports: list[Report] = []
+        carry: list[Any] = []
+        key = "messages"
+        attempt, current = 1, input
+        while True:
+            value, raised, hold = self._call(current, config)
+            output = self._output(value, input, raised, hold)
+            chain = drive(
+                run_chain(self.gates, output, self._context(input, config, attempt)),
+                self._durable_verify if self._check is not None else None,
+            )
+            reports.extend(chain.reports)
+            decision = chain.last.rerender
+            if chain.last.route != "rerender" or decision is None:
+                if chain.last.route != "release":
+                    _compat.keep_aside(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
+                return self._finish(config, chain, reports, hold, carry, key, raised)
+            hold.close()
+            if decision.carry:
+                key = decision.messages_key
+            carry.extend(decision.carry)
+            current = _with_issues(input, decision, carry)
+            attempt += 1
+
+    async def arun(self, input: Any, config: dict[str, Any]) -> Any:
+        reports: list[Report] = []
+        carry: list[Any] = []
+        key = "messages"
+        attempt, current = 1, input
+        while True:
+            value, raised, hold = await self._acall(current, config)
+            output = self._output(value, input, raised, hold)
+            chain = await adrive(
+                run_chain(self.gates, output, self._context(input, config, attempt)),
+                self._adurable_verify if self._acheck is not None else None,
+            )
+            reports.extend(chain.reports)
+            decision = chain.last.rerender
+            if chain.last.route != "rerender" or decision is None:
+                if chain.last.route != "release":
+                    await _compat.akeep_aside(
+                        config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
+                    )
+                return self._finish(config, chain, reports, hold, carry, key, raised)
+            hold.close()
+            if decision.carry:
+                key = decision.messages_key
+            carry.extend(decision.carry)
+            current = _with_issues(input, decision, carry)
+            attempt += 1
+
+
+def runnable(node: GuardedNode) -> Any:
+    """The runnable installed in place of the original node.
+
+    The functions close over the original runnable so LangGraph still finds a
+    subgraph inside (state snapshots, ``get_state(subgraphs=True)``, drawings). The
+    async path exists exactly when the original has one, so timeouts and sync/async
+    behaviour stay LangGraph's.
+    """
+    inner = node.inner
+    guarded = node
+
+    def run(input: Any, config: RunnableConfig) -> Any:
+        assert inner is guarded.inner
+        return guarded.run(input, cast(dict[str, Any], config))
+
+    async def arun(input: Any, config: RunnableConfig) -> Any:
+        assert inner is guarded.inner
+        return await guarded.arun(input, cast(dict[str, Any], config))
+
+    if _compat.has_native_async(inner):
+        r = _compat.runnable_callable(run, arun, node.name)
+    else:
+        r = _compat.runnable_callable(run, _compat.in_executor(run), node.name)
+    r.trustgate_node = node  # what guarded_nodes() and audit() look for
+    _compat.present_as(r, inner)
+    return r

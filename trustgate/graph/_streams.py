@@ -1,0 +1,194 @@
+"""Holding what a guarded node streams until its gate has decided.
+
+A model inside a guarded node streams tokens through callbacks while it runs, a
+subgraph or agent inside it streams its own updates, and the node may write to the
+stream writer: all of that would reach the consumer before any gate has seen the
+output. So the node runs with every streaming sink in its config replaced by a
+buffer: LangGraph's stream protocol for nested graphs, the runtime's stream writer,
+and the callback handlers that feed ``stream_mode="messages"``/``"tools"``,
+``astream_events`` and ``astream_log``. When the gate decides, the buffer is replayed
+into the real sinks in order (``pass``), partly (a rewrite: only what the gate
+accounted for, the stream-writer payloads; the rewritten messages reach the stream
+when the node returns), or dropped (a halt, a failed attempt). This happens inside
+the node's own task, so it holds whichever graph or API the consumer streams from.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from trustgate.graph import _compat
+
+__all__ = ["StreamHold"]
+
+logger = logging.getLogger(__name__)
+
+
+class _Sink:
+    """Stands in for a stream sink: records what would have been emitted."""
+
+    __slots__ = ("hold", "kind", "real")
+
+    def __init__(self, hold: StreamHold, real: Any, kind: str) -> None:
+        self.hold = hold
+        self.real = real
+        self.kind = kind
+
+    def __call__(self, item: Any) -> None:
+        self.hold.events.append((self, "call", item, None))
+
+    # the send_stream protocol of astream_events / astream_log handlers
+    def send_nowait(self, item: Any) -> None:
+        self.hold.events.append((self, "send_nowait", item, None))
+
+    async def send(self, item: Any) -> None:
+        self.hold.events.append((self, "send_nowait", item, None))
+
+    def close(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _clone(obj: Any) -> Any:
+    """A shallow copy that really is a copy: LangChain's callback handlers answer
+    ``copy.copy`` with themselves, so configs can be copied without copying them."""
+    twin = object.__new__(type(obj))
+    if hasattr(obj, "__dict__"):
+        twin.__dict__.update(obj.__dict__)
+    for klass in type(obj).__mro__:
+        for slot in getattr(klass, "__slots__", ()):
+            if slot not in ("__dict__", "__weakref__") and hasattr(obj, slot):
+                setattr(twin, slot, getattr(obj, slot))
+    return twin
+
+
+class StreamHold:
+    """The buffered sinks of one guarded task (see the module docstring)."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.events: list[tuple[_Sink, str, Any, Any]] = []
+        self.custom: list[Any] = []
+        self._copies: list[tuple[Any, Any]] = []  # (copy, original) message handlers
+        self.config = self._hold(config)
+
+    # -- swapping sinks ---------------------------------------------------------------
+
+    def _hold(self, config: dict[str, Any]) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        protocol = _compat.stream_protocol(config)
+        if protocol is not None:
+            sink = _Sink(self, protocol, "stream")
+            values["stream"] = _compat.new_stream_protocol(sink, set(protocol.modes))
+        runtime = _compat.runtime(config)
+        if runtime is not None and hasattr(runtime, "override"):
+            values["runtime"] = runtime.override(stream_writer=self._writer(runtime.stream_writer))
+        held = _compat.patch(config, **values) if values else dict(config)
+        callbacks = config.get("callbacks")
+        if callbacks is not None:
+            held["callbacks"] = self._callbacks(callbacks)
+        return held
+
+    def _writer(self, real: Callable[[Any], None]) -> Callable[[Any], None]:
+        from langchain_core.runnables.config import var_child_runnable_config
+
+        def write(payload: Any) -> None:
+            self.custom.append(payload)
+            sink = _Sink(self, real, "custom")
+            self.events.append((sink, "custom", payload, var_child_runnable_config.get()))
+
+        return write
+
+    def _swap(self, handler: Any) -> Any | None:
+        sinks = _compat.streaming_sinks(handler)
+        if not sinks:
+            return handler
+        if sinks == ("?",):
+            logger.warning(
+                "a streaming callback handler of type %s is kept out of a guarded node: "
+                "trustgate cannot hold what it would stream",
+                type(handler).__name__,
+            )
+            return None
+        twin = _clone(handler)
+        for attr in sinks:
+            setattr(twin, attr, _Sink(self, getattr(handler, attr), attr))
+        if hasattr(handler, "seen") and isinstance(handler.seen, set):
+            twin.seen = set(handler.seen)
+            twin.metadata = {}
+            self._copies.append((twin, handler))
+        return twin
+
+    def _handlers(self, handlers: list[Any]) -> list[Any]:
+        out = []
+        for h in handlers:
+            twin = self._swap(h)
+            if twin is not None:
+                out.append(twin)
+        return out
+
+    def _callbacks(self, callbacks: Any) -> Any:
+        if isinstance(callbacks, list):
+            return self._handlers(callbacks)
+        if hasattr(callbacks, "handlers") and hasattr(callbacks, "copy"):
+            if not any(_compat.streaming_sinks(h) for h in callbacks.handlers):
+                return callbacks
+            twins: dict[int, Any] = {}
+
+            def swap_all(handlers: list[Any]) -> list[Any]:
+                out = []
+                for h in handlers:
+                    if id(h) not in twins:
+                        twins[id(h)] = self._swap(h)
+                    if twins[id(h)] is not None:
+                        out.append(twins[id(h)])
+                return out
+
+            mgr = callbacks.copy()
+            mgr.handlers = swap_all(list(callbacks.handlers))
+            mgr.inheritable_handlers = swap_all(list(callbacks.inheritable_handlers))
+            return mgr
+        return callbacks
+
+    # -- deciding -----------------------------------------------------------------------
+
+    def drop(self) -> None:
+        """A failed attempt, a halt: nothing held reaches anyone."""
+        self.events.clear()
+        self.custom.clear()
+
+    def close(self) -> None:
+        """Break the references back to the run (its config, its sinks) so that the
+        run's loop is freed by reference counting when it ends, cycles or not."""
+        self.drop()
+        self._copies.clear()
+        self.config = {}
+
+    def release(self, *, everything: bool) -> None:
+        """Replay what is held: everything (the gate passed the output unchanged), or
+        only the stream-writer payloads (the gate rewrote something; the rewritten
+        messages reach the stream when the node returns)."""
+        from langchain_core.runnables.config import var_child_runnable_config
+
+        events, self.events = self.events, []
+        self.custom = []
+        if everything:
+            for twin, original in self._copies:
+                original.seen.update(twin.seen)
+        for sink, how, item, cfg in events:
+            if how == "custom":
+                token = var_child_runnable_config.set(cfg) if cfg is not None else None
+                try:
+                    sink.real(item)
+                finally:
+                    if token is not None:
+                        var_child_runnable_config.reset(token)
+            elif not everything:
+                continue
+            elif how == "call":
+                sink.real(item)
+            else:
+                sink.real.send_nowait(item)

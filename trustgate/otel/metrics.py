@@ -1,0 +1,138 @@
+"""Crossing metrics: counts of crossings, findings and overrides, and a duration histogram.
+
+Instruments are created per meter provider (the one passed in, else the global one),
+never at import. While no SDK is installed the API would hand out proxy instruments
+that latch onto whatever provider comes later (and keeps each proxy meter for ever);
+trustgate uses plain no-op instruments then and skips the bookkeeping.
+
+The duration histogram is in seconds with explicit bucket advice from 0.5 ms to 60 s:
+a crossing takes well under a millisecond to a few seconds (a model verifier), which
+the SDK's default millisecond-scale buckets would lump into one.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import Counter
+from collections.abc import Iterable
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry import metrics as otel_metrics
+
+from trustgate.otel.semconv import CrossingAttributes as C
+from trustgate.otel.semconv import MetricNames as M
+from trustgate.otel.semconv import OverrideAttributes as O
+from trustgate.otel.semconv import VerifierAttributes as V
+
+__all__ = ["DURATION_BUCKETS", "Instruments", "instruments"]
+
+SCOPE = "trustgate"
+
+DURATION_BUCKETS: tuple[float, ...] = (
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+)
+"""Bucket boundaries advised for ``trustgate.crossing.duration`` (seconds)."""
+
+
+def _version() -> str:
+    from trustgate import __version__
+
+    return __version__
+
+
+@dataclass(frozen=True, slots=True)
+class Instruments:
+    """The instruments of one meter provider."""
+
+    crossings: otel_metrics.Counter
+    findings: otel_metrics.Counter
+    overrides: otel_metrics.Counter
+    duration: otel_metrics.Histogram
+    noop: bool = False
+
+    def record(
+        self,
+        gate: str,
+        node: str,
+        decision: str,
+        seconds: float,
+        findings: Iterable[tuple[str, str, str, str]] = (),
+        override_kinds: Iterable[str] = (),
+    ) -> None:
+        """Count one crossing: ``findings`` as (verifier, code, status, severity)."""
+        if self.noop:
+            return
+        base = {C.GATE_NAME: gate, C.DECISION: decision}
+        self.crossings.add(1, {**base, C.NODE_NAME: node})
+        self.duration.record(seconds, base)
+        for (verifier, code, status, severity), n in Counter(findings).items():
+            self.findings.add(
+                n,
+                {
+                    C.GATE_NAME: gate,
+                    V.NAME: verifier,
+                    V.FINDING_CODE: code,
+                    V.FINDING_STATUS: status,
+                    V.FINDING_SEVERITY: severity,
+                },
+            )
+        for kind, n in Counter(override_kinds).items():
+            self.overrides.add(n, {C.GATE_NAME: gate, O.KIND: kind})
+
+
+def _make(meter: otel_metrics.Meter, noop: bool) -> Instruments:
+    return Instruments(
+        crossings=meter.create_counter(
+            M.CROSSINGS, unit="{crossing}", description="Trust-gate crossings, by decision"
+        ),
+        findings=meter.create_counter(
+            M.FINDINGS, unit="{finding}", description="Verifier findings, by code"
+        ),
+        overrides=meter.create_counter(
+            M.OVERRIDES, unit="{override}", description="Overrides of model output, by kind"
+        ),
+        duration=meter.create_histogram(
+            M.CROSSING_DURATION,
+            unit="s",
+            description="Duration of one crossing",
+            explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS),
+        ),
+        noop=noop,
+    )
+
+
+NOOP = _make(otel_metrics.NoOpMeter(SCOPE), noop=True)
+_cache: weakref.WeakKeyDictionary[Any, Instruments] = weakref.WeakKeyDictionary()
+
+
+def instruments(provider: otel_metrics.MeterProvider | None = None) -> Instruments:
+    """The instruments for ``provider`` (``None``: the global provider)."""
+    if provider is None:
+        provider = otel_metrics.get_meter_provider()
+        if type(provider).__name__ == "_ProxyMeterProvider":
+            return NOOP  # no SDK configured
+    if isinstance(provider, otel_metrics.NoOpMeterProvider):
+        return NOOP
+    with suppress(KeyError, TypeError):
+        return _cache[provider]
+    inst = _make(provider.get_meter(SCOPE, _version()), noop=False)
+    with suppress(TypeError):  # a provider that is not weak-referenceable
+        _cache[provider] = inst
+    return inst

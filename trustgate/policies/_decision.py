@@ -1,0 +1,184 @@
+"""Decision values: what a policy wants done, which the gate then applies.
+
+A policy never touches the node's output. It looks at a read-only view of the
+crossing (findings, claims, the output) and returns one of these values; the gate
+applies it. That keeps the order of the house: verifiers find (and may propose
+fixes), policies decide, the gate applies and records. A rewrite the gate cannot
+apply (a missing field, a non-string text, a message form it cannot rebuild) leaves
+the findings unresolved and the crossing halts, naming the policy and why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from trustgate.findings import Finding
+from trustgate.report import Approval, Decision, OverrideRecord
+
+__all__ = [
+    "Ask",
+    "CrossingView",
+    "CutText",
+    "DropToolCalls",
+    "Policy",
+    "PrependText",
+    "Release",
+    "ReplaceText",
+    "Rerender",
+    "Rewrite",
+    "SetPath",
+    "Stop",
+]
+
+
+# --- rewrites -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SetPath:
+    """Set the value at a dotted path of the output (``review.verdict``,
+    ``sections.0.content``); ``note`` is appended to the text at ``note_path``."""
+
+    path: str
+    value: Any
+    note_path: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaceText:
+    """Replace the text at ``target`` (a path, or ``messages[-1]`` for a message)."""
+
+    target: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PrependText:
+    target: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CutText:
+    """Remove each fragment from the text at ``target``."""
+
+    target: str
+    fragments: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DropToolCalls:
+    """Remove tool calls (by id) from the message at ``target``, in every form."""
+
+    target: str
+    ids: frozenset[str]
+
+
+Rewrite = SetPath | ReplaceText | PrependText | CutText | DropToolCalls
+
+
+# --- decisions ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """Release the output with these rewrites; ``resolves`` are the findings handled.
+
+    ``reverify``: a person edited the output (review): read and verify it again
+    before it may go; what still fails halts.
+    """
+
+    rewrites: tuple[Rewrite, ...] = ()
+    resolves: tuple[Finding, ...] = ()
+    decision: Decision = "modified"
+    records: tuple[OverrideRecord, ...] = ()
+    approval: Approval | None = None
+    reverify: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Rerender:
+    """Run the guarded node again, in the same step, with the issues in its input.
+
+    ``carry`` are messages released ahead of the next attempt's output (a tool call
+    the gate blocked, with the error the model was told).
+    """
+
+    issues: tuple[str, ...]
+    issues_key: str | None = "trust_issues"
+    as_message: bool = False
+    messages_key: str = "messages"
+    carry: tuple[Any, ...] = ()
+    records: tuple[OverrideRecord, ...] = ()
+    rewrites: tuple[Rewrite, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """Pause for a person; the policy's ``resume(view, answer)`` decides after."""
+
+    payload: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """Halt: release nothing."""
+
+    reason: str
+    approval: Approval | None = None
+
+
+DecisionValue = Release | Rerender | Ask | Stop
+
+
+class CrossingView(Protocol):
+    """What a policy may look at (read-only)."""
+
+    @property
+    def gate(self) -> str: ...
+    @property
+    def node(self) -> str: ...
+    @property
+    def attempt(self) -> int: ...
+    @property
+    def claims(self) -> Any: ...
+    @property
+    def findings(self) -> Sequence[Finding]: ...
+    @property
+    def unresolved(self) -> list[Finding]: ...
+    @property
+    def target(self) -> str | None:
+        """Where the gate read its claims (the default place to rewrite text)."""
+        ...
+
+    def get(self, path: str) -> Any:
+        """The current value at a path of the output (``None`` when absent)."""
+        ...
+
+    def text(self, target: str) -> str | None:
+        """The current text at a target (a path or a message reference)."""
+        ...
+
+    def report_draft(self) -> dict[str, Any]:
+        """The report as it stands (for a reviewer's payload)."""
+        ...
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Decides what a crossing with unresolved failures does.
+
+    ``decide`` returns ``None`` when it has nothing to do (no failures it handles).
+    """
+
+    def decide(self, crossing: CrossingView) -> DecisionValue | None: ...
+
+
+Outcome = Literal["release", "rerender", "halt"]
+
+
+def reasons(findings: Sequence[Finding]) -> str:
+    return "; ".join(f"{f.verifier}/{f.code}" for f in findings) or "blocking findings"

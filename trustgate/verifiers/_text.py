@@ -1,0 +1,198 @@
+"""What the draft rules read: one sentence, folded, masked and cut into tokens.
+
+A rule that reads raw text is fooled two ways. It is *evaded* by letters that look
+alike but are not the same (a Cyrillic ``а`` in ``cаused``, a zero-width space in
+``be​cause``, a combining accent, full-width letters), so everything is folded first:
+NFKC, confusable letters to their Latin twins, invisible and combining characters
+dropped. And it is *fooled the other way* by words that are not prose: a trigger word
+inside inline code, a quoted mention, a URL or path, an identifier such as
+``cause_code`` or ``DUE_TO_QUOTA``, or a name (``Dr. Reason``, ``the May release``) is
+not a claim, so those spans are masked to a neutral token before any rule looks.
+
+Everything here is linear in the length of the sentence: single passes of
+``str.translate``, ``unicodedata`` and regular expressions without nested
+quantifiers.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+__all__ = ["MASK", "Sentence", "fold", "read", "unsupported"]
+
+MASK = "zzmask"
+"""The token a masked span becomes: a neutral noun no lexicon entry contains."""
+
+# Letters from other scripts that render like Latin ones (the Unicode confusables
+# list, restricted to the letters an attacker needs for English words), and quotes.
+_CONFUSABLE = str.maketrans(
+    "авсԁеёһіїјкӏмнорԛѕтуѡхүɡАВСЕНІЈКМОРЅТХУҮαβεικνορτυχγΑΒΕΖΗΙΚΜΝΟΡΤΥΧıȷƖʟɑꞵᴄᴅᴇɢʜɪᴊᴋᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ‘’‛ʼ“”„‟«»",
+    'abcdeehiijklmhopqstywxygABCEHIJKMOPSTXYYabeikvoptuxyABEZHIKMNOPTYXijllabcdeghijkmnoprstuvwyz\'\'\'\'""""""',
+)
+# Characters that render as nothing (or as a join) inside a word.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
+)
+
+
+def fold(text: str) -> str:
+    """``text`` as the rules read it: NFKC, confusables and quotes folded, invisible and
+    combining characters removed. Case is kept (masking needs it). ASCII text is
+    returned unchanged except for ``*``: nothing in ASCII needs folding."""
+    if text.isascii():
+        return text.replace("*", " ") if "*" in text else text
+    text = _INVISIBLE.sub("", text)
+    text = unicodedata.normalize("NFKD", text)
+    if not text.isascii():
+        text = "".join(ch for ch in text if not unicodedata.combining(ch))
+        text = unicodedata.normalize("NFKC", text)
+    return text.translate(_CONFUSABLE)
+
+
+def _words(text: str) -> frozenset[str]:
+    """A set of words written as one space-separated string (easier to review)."""
+    return frozenset(text.split())
+
+
+# What a readable sentence is made of: letters, digits, whitespace and the
+# punctuation of prose, times and figures.
+_READABLE = str.maketrans(
+    "",
+    "",
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \t\r\n.,;:!?'\"()-/%",
+)
+# Function words: an English sentence of any length holds some; a sentence in another
+# Latin-script language holds its own instead.
+_ENGLISH = _words(
+    "the a an of to in on at for with by from and or but is are was were be been it this "
+    "that we our they their not no as has have had will would can could after before "
+    "during"
+)
+_FOREIGN = _words(
+    "der die das und ist wurde wurden durch eine einer einem dem den nicht mit von zu auf "
+    "le la les des une est du avec pour dans sur el los las por con para una del il di "
+    "che della nel het een niet voor och att som är ett"
+)
+_WORDS = re.compile(r"[^\W\d_]+")
+_COMMON_ENGLISH = (" the ", " a ", " to ", " of ", " and ", " is ", " was ", " in ", " for ")
+_FOREIGN_WORD = re.compile(r"\b(?:" + "|".join(sorted(_FOREIGN)) + r")\b")
+
+
+def unsupported(text: str) -> bool:
+    """True when the rules cannot read ``text``: another language (another script, or
+    a Latin-script language by its function words), or mostly symbols and noise. Such
+    a sentence is neither a claim the rules cleared nor one they caught; it is
+    reported (and, in strict mode, deleted as unverifiable)."""
+    if len(text) < 12:
+        return False
+    if text.isascii():
+        if len(text.translate(_READABLE)) * 2 > len(text):
+            return True  # mostly symbols
+        low = text.lower()
+        if any(w in low for w in _COMMON_ENGLISH) or _FOREIGN_WORD.search(low) is None:
+            return False  # English, as nearly every sentence is: no closer look
+        words = low.split()
+        foreign = sum(1 for w in words if w.strip(".,;:!?") in _FOREIGN)
+        if foreign < 2:
+            return False
+        english = sum(1 for w in words if w.strip(".,;:!?") in _ENGLISH)
+        return foreign > english
+    folded = fold(text)
+    letters = latin = other = 0
+    for ch in folded:
+        if ch.isalpha():
+            letters += 1
+            if ch.isascii():
+                latin += 1
+        elif not (ch.isspace() or ch.isdigit() or ch in ".,;:!?'\"()-/%—–…|*#>`_"):
+            other += 1
+    if other * 2 > len(folded):
+        return True  # mostly symbols, emoji or binary noise
+    if letters >= 8 and latin * 10 < letters * 6:
+        return True  # another script
+    words = [w.lower() for w in _WORDS.findall(folded)]
+    foreign = sum(1 for w in words if w in _FOREIGN)
+    return foreign >= 2 and foreign > sum(1 for w in words if w in _ENGLISH)
+
+
+# Spans that are not prose: inline code, URLs, e-mail addresses, paths, file names,
+# identifiers (snake_case, CamelCase, dotted.names, key=value, words with digits), and
+# quoted mentions. Each alternative is a flat character class run: no backtracking.
+_NOT_PROSE = re.compile(
+    r"`[^`\n]*+`"
+    r"|(?<![\w+.-])[A-Za-z][A-Za-z0-9+.-]*+://\S++"
+    r"|(?<![\w.-])www\.\S++"
+    r"|(?<![\w.+-])[\w.+-]++@[\w-]++\.[\w.-]++"
+    r"|(?<![\w./-])[\w.-]++(?:/[\w.-]++)++/?"
+    r"|[#@$%]\w[\w.-]*+"
+    r"|(?<!\w)[A-Za-z0-9]*+_\w*+"
+    r"|(?<![\w.=:])\w++(?:[.:]\w++)*+=[\w.:/=-]*+"
+    r"|(?<![\w.])[A-Za-z][\w-]*+\.(?:md|txt|json|ya?ml|py|js|ts|go|rs|java|sh|conf|cfg|ini|toml"
+    r"|log|csv|sql|html|xml|tf|rb|php|exe|dll|so|jar|zip|tar|gz)\b"
+    r"|(?<![\w.])\w++(?:\.\w++)++"
+    r"|\b[a-z]++[A-Z]\w*+"
+    r"|\b[A-Z][a-z]++[A-Z]\w*+"
+    r"|(?<![\w-])\w++(?:-\w++)++"
+    r"|\b[A-Za-z]++\d\w*+"
+    r"|\(\)"
+)
+_DIGIT = re.compile(r"\d")
+_ALPHA = re.compile(r"[A-Za-z]")
+# Shorthand that looks like a path but is prose (b/c, w/o, d/t, and/or, 24/7).
+_SHORTHAND = frozenset({"b/c", "w/o", "d/t", "w/", "and/or", "b/w", "r/w", "i/o", "n/a", "24/7"})
+_QUOTED = re.compile(
+    r"(?<![\w\"])\"[^\"\n]{1,200}\"(?![\w\"])"
+    r"|(?<![\w'])'[^'\n]{1,200}'(?![\w'])"
+)
+
+
+def _mask(m: re.Match[str]) -> str:
+    s = m.group()
+    if s.lower() in _SHORTHAND:
+        return s
+    if "-" in s and "." not in s and _DIGIT.search(s) is None:
+        return s  # a hyphenated word (knock-on, six-hour-old), not an identifier
+    if "." in s and not (_DIGIT.search(s) or s.count(".") >= 2 or "." in s[1:-1]):
+        return s
+    return f" {MASK} "
+
+
+# Words: letters/digits with inner apostrophes; arrows and punctuation as tokens.
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?|=>|->|→|⇒|[^\sA-Za-z0-9]")
+_SLASH_SHORT = re.compile(r"\b(b/c|w/o|d/t)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """A sentence as the rules read it."""
+
+    folded: str
+    """Folded text with non-prose spans masked (case kept)."""
+    tokens: tuple[str, ...]
+    """Lower-cased tokens of ``folded``."""
+    cased: tuple[str, ...]
+    """The same tokens with their case, for telling names from words."""
+
+
+# Anything that could start a span _NOT_PROSE masks; most sentences hold none.
+_SUSPECT = re.compile(r"[`/@#$%_=]|\w\.\w|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|\(\)")
+
+
+def read(text: str) -> Sentence:
+    """Fold, mask and tokenise one sentence."""
+    folded = fold(text)
+    if '"' in folded or "'" in folded:
+        folded = _QUOTED.sub(_mask, folded)
+    if _SUSPECT.search(folded) is not None:
+        folded = _NOT_PROSE.sub(_mask, folded)
+        if "/" in folded:
+            folded = _SLASH_SHORT.sub(lambda m: m.group().replace("/", ""), folded)
+    cased = _TOKEN.findall(folded)
+    lowered = folded.lower()
+    tokens = _TOKEN.findall(lowered) if len(lowered) == len(folded) else []
+    if len(tokens) != len(cased):
+        tokens = [t.lower() for t in cased]
+    return Sentence(folded, tuple(tokens), tuple(cased))
