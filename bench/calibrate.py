@@ -5,11 +5,13 @@ most clean text is an outage; a gate that misses invented causes is a liar. Both
 sides are measured here, the way the held-out scoring measures them: each sentence
 alone, uncited, through ``verify_draft(sentence, record)``, reading ``.removed``.
 
-Two corpora, reported separately:
+Three corpora, reported separately:
 
 * **in-sample** (``tests/corpus/draft_sentences.jsonl``): the tuning set, what the
   rules were designed on. Its figures say the rules do what they were built to do,
   nothing about text nobody tuned on. ``--misses`` lists its errors, for design work.
+* **dev** (``tests/corpus/dev_sentences.jsonl``): real write-ups of other
+  organisations, used for design decisions (so not held-out either).
 * **held-out** (``tests/corpus/heldout_sentences.jsonl``): frozen, hash pinned by a
   test, never used to write a rule. Only aggregate figures are printed for it (split
   by origin: real incident write-ups vs adversarial sentences), never which sentence
@@ -41,6 +43,7 @@ from trustgate.verifiers.rules import DEFAULT_RULES  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus" / "draft_sentences.jsonl"
 HELDOUT = ROOT / "tests" / "corpus" / "heldout_sentences.jsonl"
+DEV = ROOT / "tests" / "corpus" / "dev_sentences.jsonl"
 TARGET_RECALL = 0.95
 TARGET_FP = 0.05
 
@@ -203,6 +206,8 @@ def main(argv: list[str]) -> int:
     figures: dict[str, object] = {
         "in-sample": report("in-sample (tuning)", CORPUS, insample_rows),
     }
+    print()
+    figures["dev"] = report("dev (design decisions)", DEV, load_corpus(DEV))
     print()
     figures["held-out"] = report("held-out (frozen)", HELDOUT, heldout_rows)
     default = score(heldout_rows, DEFAULT_RULES, "DEFAULT_RULES")

@@ -12,8 +12,8 @@ built to make it slow. This prints, all measured in the same run:
   - *trigger-dense* text: sentences of the tuning corpus, where two sentences in
     three hold a causal or hedge word,
   - each *adversarial* input below;
-* linearity: the time on 1 MB divided by the time on 0.25 MB for every input (4.0 is
-  linear; a backtracking pattern shows as 16 or far more);
+* linearity: the CPU time on 1 MB divided by the CPU time on 0.25 MB for every input
+  (4.0 is linear; a backtracking pattern shows as 16 or far more);
 * the first call after ``import trustgate`` in a fresh interpreter (target <= 100 ms).
 
 Targets (issue 13): >= 10 MB/s on ordinary text, linear on adversarial text, first
@@ -105,35 +105,50 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
 
 
 def timed(fn: Callable[[], object], repeat: int = 3) -> float:
-    best = float("inf")
+    """Best wall-clock time of ``repeat`` runs."""
+    return timed_both(fn, repeat)[0]
+
+
+def timed_both(fn: Callable[[], object], repeat: int = 3) -> tuple[float, float]:
+    """Best wall-clock and best CPU (process) time of ``repeat`` runs: on a shared
+    machine the CPU time says what the code costs, the wall time what a caller waits."""
+    best_wall = best_cpu = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+        best_wall = min(best_wall, time.perf_counter() - t0)
+        best_cpu = min(best_cpu, time.process_time() - c0)
+    return best_wall, best_cpu
 
 
-def first_call_ms() -> tuple[float, float]:
-    """(import trustgate, first verify_draft after it) in a fresh interpreter, in ms."""
+def first_call_ms() -> tuple[float, float, float]:
+    """(import trustgate, first verify_draft after it, its CPU time) in a fresh
+    interpreter, in ms."""
     code = (
         "import time\n"
         "t0 = time.perf_counter()\n"
         "import trustgate\n"
         "t1 = time.perf_counter()\n"
+        "c1 = time.process_time()\n"
         "trustgate.verify_draft('Latency rose at 14:02. [[1]] The deploy exhausted the pool.',"
         " trustgate.Record.from_text('14:02 p99 9.2s'))\n"
         "t2 = time.perf_counter()\n"
-        "print((t1 - t0) * 1000, (t2 - t1) * 1000)\n"
+        "c2 = time.process_time()\n"
+        "print((t1 - t0) * 1000, (t2 - t1) * 1000, (c2 - c1) * 1000)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout.split()
-    return float(out[0]), float(out[1])
+    return float(out[0]), float(out[1]), float(out[2])
 
 
 def main() -> int:
     verify_draft("warm up the import. The deploy caused it.", RECORD)
-    print(f"{'input':<22}{'MB/s':>8}{'bare split MB/s':>17}{'ratio':>8}{'1 MB / 0.25 MB':>16}")
+    print(
+        f"{'input':<22}{'MB/s':>8}{'CPU MB/s':>10}{'bare split MB/s':>17}{'ratio':>8}"
+        f"{'1 MB / 0.25 MB':>16}"
+        "\n(MB/s and the ratio to the bare split are wall time; growth is CPU time)"
+    )
     rows: list[tuple[str, Callable[[int], str], int]] = [
         ("ordinary incident", ordinary_draft, 3),
         ("trigger-dense", trigger_dense_draft, 1),
@@ -143,15 +158,18 @@ def main() -> int:
         big = make(TARGET_BYTES)
         small = make(TARGET_BYTES // 4)
         mb = len(big.encode("utf-8")) / 1_000_000
-        t_big = timed(lambda big=big: verify_draft(big, RECORD), repeat)  # type: ignore[misc]
-        t_small = timed(lambda small=small: verify_draft(small, RECORD), repeat)  # type: ignore[misc]
+        t_big, c_big = timed_both(lambda big=big: verify_draft(big, RECORD), repeat)  # type: ignore[misc]
+        c_small = timed_both(lambda small=small: verify_draft(small, RECORD), repeat)[1]  # type: ignore[misc]
         t_bare = timed(lambda big=big: BARE_SPLIT.split(big), 3)  # type: ignore[misc]
         print(
-            f"{name:<22}{mb / t_big:>8.2f}{mb / t_bare:>17.1f}{t_big / t_bare:>7.0f}x"
-            f"{t_big / t_small:>16.1f}"
+            f"{name:<22}{mb / t_big:>8.2f}{mb / c_big:>10.2f}{mb / t_bare:>17.1f}"
+            f"{t_big / t_bare:>7.0f}x{c_big / c_small:>16.1f}"
         )
-    imp, first = first_call_ms()
-    print(f"\nimport trustgate {imp:.0f} ms; first verify_draft after import {first:.1f} ms")
+    imp, first, first_cpu = first_call_ms()
+    print(
+        f"\nimport trustgate {imp:.0f} ms; first verify_draft after import {first:.1f} ms "
+        f"({first_cpu:.1f} ms CPU)"
+    )
     print("targets: ordinary >= 10 MB/s; growth ~4.0 (linear); first call <= 100 ms")
     return 0
 

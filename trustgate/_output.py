@@ -276,6 +276,10 @@ class NodeOutput:
     custom: list[Any] = field(default_factory=list)
     raised: bool = False  # a command that bubbled up as ParentCommand
     input: Any = None
+    keys: Sequence[str] | None = None
+    message_keys: frozenset[str] = frozenset({"messages"})
+    root: bool = False
+    was_rewritten: bool = False  # re-read from a rebuilt value (see ``reread``)
     _replaced: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     _messages_replaced: dict[tuple[int, int | None], BaseMessage] = field(default_factory=dict)
     _goto_replaced: list[Any] | None = None
@@ -296,7 +300,15 @@ class NodeOutput:
         """Split what a node returned (or raised, for a parent command) into parts."""
         from langgraph.types import Command
 
-        out = cls(original=value, kind="none", input=input, raised=raised)
+        out = cls(
+            original=value,
+            kind="none",
+            input=input,
+            raised=raised,
+            keys=keys,
+            message_keys=message_keys,
+            root=root,
+        )
         if root:
             out.kind = "root"
             if value is not None:
@@ -489,12 +501,34 @@ class NodeOutput:
         self._goto_replaced = list(routes)
 
     @property
-    def rewritten(self) -> bool:
+    def _pending(self) -> bool:
         return bool(self._replaced or self._messages_replaced or self._goto_replaced is not None)
+
+    @property
+    def rewritten(self) -> bool:
+        return self.was_rewritten or self._pending
+
+    def reread(self) -> NodeOutput:
+        """The rewritten output split into parts afresh.
+
+        A rewrite that replaces a whole value (a person's edit of ``messages``) leaves
+        the parts read from the old value behind; whatever checks the output next must
+        see the new value's messages, texts and calls, not the old ones."""
+        fresh = NodeOutput.read(
+            self.rebuild(),
+            input=self.input,
+            keys=self.keys,
+            message_keys=self.message_keys,
+            root=self.root,
+            raised=self.raised,
+        )
+        fresh.custom = list(self.custom)
+        fresh.was_rewritten = self.rewritten
+        return fresh
 
     def rebuild(self) -> Any:
         """The node's return value with every rewrite applied, in its original shape."""
-        if not self.rewritten:
+        if not self._pending:
             return self.original
         from langgraph.types import Command
 

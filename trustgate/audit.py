@@ -409,7 +409,8 @@ class _Finder:
         wrapped = getattr(fn, "__wrapped__", None)
         if wrapped is not None:
             self.walk(wrapped, where, depth + 1)
-        if _is_library(module):
+        if _is_library(module) or module.startswith("trustgate."):
+            # trustgate's own module state (pools, registries) belongs to no graph
             return
         glb = fn.__globals__
         for var in sorted(names):
@@ -455,7 +456,9 @@ class _Finder:
                     break
                 self.walk(v, f"{where}.{k}" if depth else f"attribute {k!r}", depth + 1)
         cls = type(obj)
-        if not str(cls.__module__).startswith(("langchain", "langgraph", "pydantic", "builtins")):
+        if not str(cls.__module__).startswith(
+            ("langchain", "langgraph", "pydantic", "builtins", "trustgate.")
+        ):
             # a user-defined callable object: its methods may use module globals
             for k, v in vars(cls).items():
                 if isinstance(v, types.FunctionType):

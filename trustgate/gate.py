@@ -798,7 +798,7 @@ class TrustGate(Generic[ClaimsT]):
                 OverrideRecord(kind="halt", target=c.node, reason=f"{name} cannot apply: {exc}")
             )
             return  # findings stay unresolved: the crossing halts at the end
-        c.output = trial
+        c.output = trial.reread() if decision.rewrites else trial
         c.overrides.extend(decision.records)
         c.resolve(decision.resolves)
         if decision.approval is not None:

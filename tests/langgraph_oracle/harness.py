@@ -315,6 +315,16 @@ class Allowlist(dict[str, str]):
                 return reason
         return default
 
+    def stale(self, passing: Iterable[str]) -> list[str]:
+        """Patterns that match no test passing plainly: a wildcard is compared by matching,
+        never by string equality (a pattern is not a test id)."""
+        passing = list(passing)
+        return sorted(
+            p
+            for p in self
+            if not any(t == p or ("*" in p and _wildcard(p).fullmatch(t)) for t in passing)
+        )
+
 
 def _wildcard(pattern: str) -> re.Pattern[str]:
     """Only ``*`` is special: brackets in test ids are parametrisations, not classes."""

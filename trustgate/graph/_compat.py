@@ -238,13 +238,27 @@ def meta(config: Mapping[str, Any]) -> dict[str, Any]:
 def patch(config: Mapping[str, Any], **values: Any) -> dict[str, Any]:
     """A copy of ``config`` with configurable keys replaced (``stream=``, ``runtime=``)."""
     k = _k()
-    keys = {"stream": k.CONFIG_KEY_STREAM, "runtime": k.CONFIG_KEY_RUNTIME}
+    keys = {
+        "stream": k.CONFIG_KEY_STREAM,
+        "runtime": k.CONFIG_KEY_RUNTIME,
+        "checkpointer": k.CONFIG_KEY_CHECKPOINTER,
+        "send": k.CONFIG_KEY_SEND,
+        "call": k.CONFIG_KEY_CALL,
+    }
     new = dict(config)
     inner = dict(conf(config))
     for name, value in values.items():
         inner[keys[name]] = value
     new[k.CONF] = inner
     return new
+
+
+def checkpointer(config: Mapping[str, Any]) -> Any:
+    """The saver the run lends its subgraphs, when it is a real one."""
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    saver = conf(config).get(_k().CONFIG_KEY_CHECKPOINTER)
+    return saver if isinstance(saver, BaseCheckpointSaver) else None
 
 
 def stream_protocol(config: Mapping[str, Any]) -> Any:
@@ -295,6 +309,26 @@ def is_parent_command(exc: BaseException) -> bool:
     from langgraph.errors import ParentCommand
 
     return isinstance(exc, ParentCommand)
+
+
+def readdress(cmd: Any, config: Mapping[str, Any]) -> Any:
+    """A handoff caught inside the durable task that ran the node: LangGraph addressed it
+    to the task's namespace (the graph that ran the subgraph); the guarded node
+    re-raises it from its own task, so it is addressed to that."""
+    from dataclasses import replace
+
+    from langgraph.types import Command
+
+    if getattr(cmd, "graph", None) in (None, Command.PARENT):
+        return cmd
+    return replace(cmd, graph=checkpoint_ns(config))
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """A pause for a person (``interrupt()``), not a failure."""
+    from langgraph.errors import GraphInterrupt
+
+    return isinstance(exc, GraphInterrupt)
 
 
 def parent_command(cmd: Any) -> BaseException:

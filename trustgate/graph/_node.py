@@ -15,7 +15,9 @@ writes (so a checkpointer keeps it with the failed task).
 from __future__ import annotations
 
 import contextvars
+import copy
 import logging
+import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
@@ -161,18 +163,44 @@ def _unseal(sealed: Mapping[str, Any], config: Mapping[str, Any] | None = None) 
     return serde.loads_typed((str(sealed["type"]), data))
 
 
-def _checked(req: Any) -> dict[str, Any]:
+# what a durable check is asked, by the opaque key the task takes: the task's input is
+# streamed (``tasks``/``debug`` modes, ``astream_events``) before anyone decided on it
+_REQUESTS: dict[str, Any] = {}
+
+
+def _request(key: str) -> Any:
+    req = _REQUESTS.get(key)
+    if req is None:
+        raise VerifierFailure(
+            "review",
+            "crashed",
+            "the verifier request is not in this process (run the "
+            "guarded graph in one process between the crossing and its check)",
+        )
+    return req
+
+
+def _take_request(key: str) -> Any:
+    if key not in _REQUESTS:
+        raise RuntimeError(
+            "a guarded node's input is not in this process: run the guarded graph in one "
+            "process between a crossing and its review"
+        )
+    return _REQUESTS[key]
+
+
+def _checked(key: str) -> dict[str, Any]:
     """One verifier run, as a checkpointable value."""
     try:
-        found = run_verifier(req)
+        found = run_verifier(_request(key))
     except VerifierFailure as exc:
         return _seal({"failure": [exc.verifier, exc.code, exc.error]})
     return _seal({"findings": [f.model_dump(mode="json") for f in found]})
 
 
-async def _achecked(req: Any) -> dict[str, Any]:
+async def _achecked(key: str) -> dict[str, Any]:
     try:
-        found = await arun_verifier(req)
+        found = await arun_verifier(_request(key))
     except VerifierFailure as exc:
         return _seal({"failure": [exc.verifier, exc.code, exc.error]})
     return _seal({"findings": [f.model_dump(mode="json") for f in found]})
@@ -195,6 +223,48 @@ def _in_config(config: dict[str, Any], fn: Any) -> Any:
         return fn()
     finally:
         var_child_runnable_config.reset(token)
+
+
+def _private(input: Any) -> Any:
+    """The node's own copy of its input.
+
+    LangGraph hands a node the very objects its channels hold, so a node that changes
+    them in place (``section.content = draft``, ``state["messages"][-1].content = ...``)
+    changes the graph's state without returning anything: a write no gate would see. A
+    guarded node works on a deep copy instead; what it changes reaches the graph only
+    through what it returns, and that is what the gates check (against the original).
+    A value that cannot be copied (a client, a lock) is shared, and logged."""
+    try:
+        return copy.deepcopy(input)
+    except Exception as exc:
+        if not isinstance(input, Mapping):
+            logger.warning(
+                "a guarded node's input of type %s cannot be copied (%s): the node gets "
+                "the graph's own objects, and changes it makes to them in place are not "
+                "checked",
+                type(input).__name__,
+                exc,
+            )
+            return input
+    out = {}
+    for key, value in input.items():
+        try:
+            out[key] = copy.deepcopy(value)
+        except Exception as exc:
+            logger.warning(
+                "state key %r cannot be copied for a guarded node (%s): the node gets the "
+                "graph's own object, and changes it makes to it in place are not checked",
+                key,
+                exc,
+            )
+            out[key] = value
+    return out
+
+
+def _unchanged(chain: ChainResult) -> bool:
+    """The gates released exactly what the node produced."""
+    out = chain.last.output
+    return chain.last.route == "release" and out is not None and not out.rewritten
 
 
 def _prepend(carry: Sequence[Any], key: str, value: Any) -> Any:
@@ -232,8 +302,16 @@ class GuardedNode:
         self.message_keys = message_keys
         self.root = root
         self.durable = durable
-        call = self._adurable_call if _compat.has_native_async(inner) else self._durable_call
-        self._task: Any = _compat.durable(call, f"{name}_output") if durable else None
+        # one durable task per path, under one name: a node with a native async path is
+        # awaited in async runs and called in sync ones, as LangGraph does
+        self._task: Any = _compat.durable(self._durable_call, f"{name}_output") if durable else None
+        self._atask: Any = None
+        if durable:
+            self._atask = (
+                _compat.durable(self._adurable_call, f"{name}_output")
+                if _compat.has_native_async(inner)
+                else self._task
+            )
         # a gate that may pause for a person checks durably too: after the resume the
         # person's decision applies to the very findings they saw (a model verifier is
         # not asked again)
@@ -254,9 +332,12 @@ class GuardedNode:
         out.custom = list(hold.custom)
         return out
 
-    def _durable_call(self, input: Any) -> dict[str, Any]:
+    def _durable_call(self, key: str) -> dict[str, Any]:
         """The inner call as a durable task (only for gates that may pause for review):
-        its result is checkpointed, so a resumed run verifies what the person saw."""
+        its result is checkpointed, so a resumed run verifies what the person saw. It
+        takes the input by an opaque key: a task's input is streamed, and the node may
+        change its copy in place while it runs."""
+        input = _take_request(key)
         config = var_child_runnable_config.get() or {}
         hold = StreamHold(dict(config))
         box = _HOLD.get()
@@ -268,9 +349,13 @@ class GuardedNode:
         except BaseException as exc:
             if _compat.is_parent_command(exc):
                 return _seal({"value": exc.args[0], "raised": True, "custom": list(hold.custom)})
+            if _compat.is_interrupt(exc):
+                hold.keep_checkpoints()
+            hold.close()
             raise
 
-    async def _adurable_call(self, input: Any) -> dict[str, Any]:
+    async def _adurable_call(self, key: str) -> dict[str, Any]:
+        input = _take_request(key)
         config = var_child_runnable_config.get() or {}
         hold = StreamHold(dict(config))
         box = _HOLD.get()
@@ -283,6 +368,9 @@ class GuardedNode:
         except BaseException as exc:
             if _compat.is_parent_command(exc):
                 return _seal({"value": exc.args[0], "raised": True, "custom": list(hold.custom)})
+            if _compat.is_interrupt(exc):
+                await hold.akeep_checkpoints()
+            hold.close()
             raise
         finally:
             var_child_runnable_config.reset(token)
@@ -291,13 +379,19 @@ class GuardedNode:
         if self._task is not None:
             box: dict[str, Any] = {}
             token = _HOLD.set(box)
+            key = secrets.token_hex(12)
+            _REQUESTS[key] = input
             try:
-                got = _unseal(self._task(input).result(), config)
+                got = _unseal(self._task(key).result(), config)
             finally:
                 _HOLD.reset(token)
+                _REQUESTS.pop(key, None)
             hold = box.get("hold") or StreamHold({})
             hold.custom = list(got.get("custom") or [])
-            return got["value"], bool(got["raised"]), hold
+            value = got["value"]
+            if got["raised"]:
+                value = _compat.readdress(value, config)
+            return value, bool(got["raised"]), hold
         hold = StreamHold(config)
         try:
             return (
@@ -308,6 +402,8 @@ class GuardedNode:
         except BaseException as exc:
             if _compat.is_parent_command(exc):
                 return exc.args[0], True, hold
+            if _compat.is_interrupt(exc):
+                hold.keep_checkpoints()
             hold.close()
             raise
 
@@ -315,13 +411,19 @@ class GuardedNode:
         if self._task is not None:
             box: dict[str, Any] = {}
             token = _HOLD.set(box)
+            key = secrets.token_hex(12)
+            _REQUESTS[key] = input
             try:
-                got = _unseal(await self._task(input), config)
+                got = _unseal(await self._atask(key), config)
             finally:
                 _HOLD.reset(token)
+                _REQUESTS.pop(key, None)
             hold = box.get("hold") or StreamHold({})
             hold.custom = list(got.get("custom") or [])
-            return got["value"], bool(got["raised"]), hold
+            value = got["value"]
+            if got["raised"]:
+                value = _compat.readdress(value, config)
+            return value, bool(got["raised"]), hold
         hold = StreamHold(config)
         current = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
         try:
@@ -329,16 +431,28 @@ class GuardedNode:
         except BaseException as exc:
             if _compat.is_parent_command(exc):
                 return exc.args[0], True, hold
+            if _compat.is_interrupt(exc):
+                await hold.akeep_checkpoints()
             hold.close()
             raise
         finally:
             var_child_runnable_config.reset(current)
 
     def _durable_verify(self, req: Any) -> list[Finding]:
-        return _unpack(self._check(req).result())
+        key = secrets.token_hex(12)
+        _REQUESTS[key] = req
+        try:
+            return _unpack(self._check(key).result())
+        finally:
+            _REQUESTS.pop(key, None)
 
     async def _adurable_verify(self, req: Any) -> list[Finding]:
-        return _unpack(await self._acheck(req))
+        key = secrets.token_hex(12)
+        _REQUESTS[key] = req
+        try:
+            return _unpack(await self._acheck(key))
+        finally:
+            _REQUESTS.pop(key, None)
 
     # -- the crossing ---------------------------------------------------------------
 
@@ -403,7 +517,7 @@ class GuardedNode:
         reports: list[Report] = []
         carry: list[Any] = []
         key = "messages"
-        attempt, current = 1, input
+        attempt, current = 1, _private(input)
         while True:
             value, raised, hold = self._call(current, config)
             output = self._output(value, input, raised, hold)
@@ -416,19 +530,21 @@ class GuardedNode:
             if chain.last.route != "rerender" or decision is None:
                 if chain.last.route != "release":
                     _compat.keep_aside(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
+                elif _unchanged(chain):
+                    hold.keep_checkpoints()
                 return self._finish(config, chain, reports, hold, carry, key, raised)
             hold.close()
             if decision.carry:
                 key = decision.messages_key
             carry.extend(decision.carry)
-            current = _with_issues(input, decision, carry)
+            current = _private(_with_issues(input, decision, carry))
             attempt += 1
 
     async def arun(self, input: Any, config: dict[str, Any]) -> Any:
         reports: list[Report] = []
         carry: list[Any] = []
         key = "messages"
-        attempt, current = 1, input
+        attempt, current = 1, _private(input)
         while True:
             value, raised, hold = await self._acall(current, config)
             output = self._output(value, input, raised, hold)
@@ -443,12 +559,14 @@ class GuardedNode:
                     await _compat.akeep_aside(
                         config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
                     )
+                elif _unchanged(chain):
+                    await hold.akeep_checkpoints()
                 return self._finish(config, chain, reports, hold, carry, key, raised)
             hold.close()
             if decision.carry:
                 key = decision.messages_key
             carry.extend(decision.carry)
-            current = _with_issues(input, decision, carry)
+            current = _private(_with_issues(input, decision, carry))
             attempt += 1
 
 

@@ -11,6 +11,8 @@ into the real sinks in order (``pass``), partly (a rewrite: only what the gate
 accounted for, the stream-writer payloads; the rewritten messages reach the stream
 when the node returns), or dropped (a halt, a failed attempt). This happens inside
 the node's own task, so it holds whichever graph or API the consumer streams from.
+The checkpoints a subgraph inside the node writes are held the same way
+(:mod:`trustgate.graph._held`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from trustgate.graph import _compat
+from trustgate.graph._held import HeldSaver
 
 __all__ = ["StreamHold"]
 
@@ -73,6 +76,7 @@ class StreamHold:
         self.events: list[tuple[_Sink, str, Any, Any]] = []
         self.custom: list[Any] = []
         self._copies: list[tuple[Any, Any]] = []  # (copy, original) message handlers
+        self.saver: HeldSaver | None = None
         self.config = self._hold(config)
 
     # -- swapping sinks ---------------------------------------------------------------
@@ -86,6 +90,10 @@ class StreamHold:
         runtime = _compat.runtime(config)
         if runtime is not None and hasattr(runtime, "override"):
             values["runtime"] = runtime.override(stream_writer=self._writer(runtime.stream_writer))
+        real = _compat.checkpointer(config)
+        if real is not None:
+            self.saver = HeldSaver(real)
+            values["checkpointer"] = self.saver
         held = _compat.patch(config, **values) if values else dict(config)
         callbacks = config.get("callbacks")
         if callbacks is not None:
@@ -160,10 +168,23 @@ class StreamHold:
         self.events.clear()
         self.custom.clear()
 
+    def keep_checkpoints(self) -> None:
+        """The output passed unchanged, or the subgraph paused: its rows are kept."""
+        if self.saver is not None:
+            self.saver.flush()
+
+    async def akeep_checkpoints(self) -> None:
+        if self.saver is not None:
+            await self.saver.aflush()
+
     def close(self) -> None:
         """Break the references back to the run (its config, its sinks) so that the
-        run's loop is freed by reference counting when it ends, cycles or not."""
+        run's loop is freed by reference counting when it ends, cycles or not.
+        Whatever is still held is dropped."""
         self.drop()
+        if self.saver is not None:
+            self.saver.drop()
+            self.saver = None
         self._copies.clear()
         self.config = {}
 

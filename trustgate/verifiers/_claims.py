@@ -444,11 +444,32 @@ _last: list[tuple[str, Reading]] = []
 
 def analyse_cached(text: str) -> Reading:
     """:func:`analyse`, remembering the last sentence (both rules read each one)."""
-    if _last and _last[0][0] == text:
-        return _last[0][1]
+    last = _last[0] if _last else None  # one read: another thread may replace it
+    if last is not None and last[0] == text:
+        return last[1]
     reading = analyse(text)
     _last[:] = [(text, reading)]
     return reading
+
+
+_last_side: list[tuple[str, _Analysis | None]] = []
+
+
+def side(text: str, which: str) -> str | None:
+    """One side of :func:`analyse` (``"causal"`` or ``"hedge"``), read only as far as
+    that side needs: a cited sentence is only ever asked about hedges. The last
+    sentence is remembered, so the two rules share one reading of it."""
+    last = _last_side[0] if _last_side else None  # one read: threads share the cache
+    if last is not None and last[0] == text:
+        state = last[1]
+    else:
+        state = None if _QUESTION_END.search(text) else _Analysis(read(text), lexicon())
+        if state is not None and (not state.t or state._about_document()):
+            state = None
+        _last_side[:] = [(text, state)]
+    if state is None:
+        return None
+    return state._causal() if which == "causal" else state._hedge()
 
 
 @functools.cache

@@ -20,7 +20,15 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["MASK", "Sentence", "fold", "read", "unsupported"]
+__all__ = [
+    "MASK",
+    "Sentence",
+    "fold",
+    "mostly_symbols",
+    "read",
+    "symbols_only_matter",
+    "unsupported",
+]
 
 MASK = "zzmask"
 """The token a masked span becomes: a neutral noun no lexicon entry contains."""
@@ -64,6 +72,9 @@ _READABLE = str.maketrans(
     "",
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \t\r\n.,;:!?'\"()-/%",
 )
+_READABLE_BYTES = (
+    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \t\r\n.,;:!?'\"()-/%"
+)
 # Function words: an English sentence of any length holds some; a sentence in another
 # Latin-script language holds its own instead.
 _ENGLISH = _words(
@@ -77,8 +88,28 @@ _FOREIGN = _words(
     "che della nel het een niet voor och att som är ett"
 )
 _WORDS = re.compile(r"[^\W\d_]+")
+_LETTERS_ONLY = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalpha()})
 _COMMON_ENGLISH = (" the ", " a ", " to ", " of ", " and ", " is ", " was ", " in ", " for ")
 _FOREIGN_WORD = re.compile(r"\b(?:" + "|".join(sorted(_FOREIGN)) + r")\b")
+
+
+def symbols_only_matter(draft: str) -> bool:
+    """True when, for every sentence of ``draft``, :func:`unsupported` comes down to
+    :func:`mostly_symbols`: an ASCII draft holding no function word of another
+    language (sentences start and end next to spaces, brackets or punctuation, so a
+    word boundary inside a sentence is one in the draft)."""
+    if not draft.isascii():
+        return False
+    # Every foreign word the per-sentence check could find is a run of letters here
+    # (a superset: "der_x" counts too, which only means the full check runs).
+    return _FOREIGN.isdisjoint(draft.lower().translate(_LETTERS_ONLY).split())
+
+
+def mostly_symbols(text: str) -> bool:
+    """The ASCII half of :func:`unsupported` for a draft with no foreign word (bytes
+    deletion is a C loop; ``str.translate`` with a deletion table is not)."""
+    n = len(text)
+    return n >= 12 and len(text.encode("ascii").translate(None, _READABLE_BYTES)) * 2 > n
 
 
 def unsupported(text: str) -> bool:

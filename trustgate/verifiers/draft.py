@@ -23,6 +23,7 @@ Everything here is deterministic: no clock, no network, no model.
 
 from __future__ import annotations
 
+import gc
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,6 +35,8 @@ from pydantic import BaseModel, ConfigDict
 from trustgate.errors import ConfigurationError, InputError
 from trustgate.evidence.record import Record
 from trustgate.findings import Finding
+from trustgate.verifiers import _triggers
+from trustgate.verifiers._text import mostly_symbols, symbols_only_matter
 from trustgate.verifiers._text import unsupported as _unsupported
 from trustgate.verifiers.gaps import GAP_LABEL, gap_question, testimony_text
 from trustgate.verifiers.rules import (
@@ -44,7 +47,7 @@ from trustgate.verifiers.rules import (
     document_form,
     normalise,
 )
-from trustgate.verifiers.segment import Segment, segment
+from trustgate.verifiers.segment import Span, spans
 
 __all__ = [
     "MAX_DRAFT_CHARS",
@@ -66,6 +69,20 @@ MAX_DRAFT_CHARS = 32 * 1024 * 1024
 _MARKER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 _OPEN = re.compile(r"\[\[")
 _SPACE_BEFORE = re.compile(r"[ \t]+\Z")
+_MARKER_RUN = re.compile(r"(?:\[\[[^\[\]\n]*\]\])+")
+
+
+def _joins(text: str) -> bool:
+    """Whether removing the markers of ``text`` would join two non-spaces."""
+    for m in _MARKER_RUN.finditer(text):
+        s, e = m.span()
+        if s > 0 and e < len(text) and not text[s - 1].isspace() and not text[e].isspace():
+            return True
+    return False
+
+
+_EXHAUSTIVE = False
+"""Read every sentence with the shipped rules, skipping none (tests compare the two)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,15 +319,18 @@ _UNSUPPORTED = _UnsupportedRule()
 class _Unit:
     """Working state for one non-code segment."""
 
-    __slots__ = ("bad", "cited", "edits", "reasons", "seg", "text")
+    __slots__ = ("bad", "cited", "edits", "joins", "reasons", "seg", "text")
 
-    def __init__(self, seg: Segment, text: str) -> None:
+    def __init__(self, seg: Span, text: str) -> None:
+        # empty tuples until something is found: a long draft has tens of thousands
+        # of units, and three lists each kept the garbage collector busy
         self.seg = seg
         self.text = text
         self.cited: tuple[str, ...] = ()
-        self.bad: list[str] = []  # cited ids the record does not have
-        self.edits: list[tuple[int, int, str]] = []  # marker rewrites, draft offsets
-        self.reasons: list[tuple[SentenceRule, str]] = []
+        self.bad: Sequence[str] = ()  # cited ids the record does not have
+        self.edits: Sequence[tuple[int, int, str]] = ()  # marker rewrites, draft offsets
+        self.reasons: Sequence[tuple[SentenceRule, str]] = ()
+        self.joins = False  # removing its markers would join two non-spaces
 
 
 def _citations(
@@ -318,9 +338,23 @@ def _citations(
 ) -> tuple[str, ...]:
     """Parse the unit's markers: valid ids, and the rewrites that drop invalid ones."""
     raw = unit.text
+    if raw.count("[") == 2 and raw.count("]") == 2:
+        # the common case: one marker, every id a line the record has
+        m = _MARKER.search(raw)
+        if m is not None:
+            ids = [part.strip() for part in m.group(1).split(",")]
+            if all(i and i in lines for i in ids):
+                s, e = m.span()
+                unit.joins = (
+                    s > 0 and e < len(raw) and not raw[s - 1].isspace() and not raw[e].isspace()
+                )
+                return tuple(dict.fromkeys(ids))
+    unit.joins = _joins(raw)
     base = unit.seg.start
     cited: list[str] = []
     closed: list[tuple[int, int]] = []
+    bad_ids: list[str] = []
+    edits: list[tuple[int, int, str]] = []
     for m in _MARKER.finditer(raw):
         closed.append(m.span())
         ids = [part.strip() for part in m.group(1).split(",")]
@@ -332,16 +366,19 @@ def _citations(
         if not bad:
             continue
         for i in bad:
-            unit.bad.append(i)
+            bad_ids.append(i)
             invalid.append(
                 InvalidCitation(id=i, marker=m.group(), sentence=raw, start=base + m.start())
             )
         if good:
-            unit.edits.append((base + m.start(), base + m.end(), "[[" + ", ".join(good) + "]]"))
+            edits.append((base + m.start(), base + m.end(), "[[" + ", ".join(good) + "]]"))
         else:
             lead = _SPACE_BEFORE.search(raw, 0, m.start())
             start = lead.start() if lead is not None else m.start()
-            unit.edits.append((base + start, base + m.end(), ""))
+            edits.append((base + start, base + m.end(), ""))
+    if bad_ids:
+        unit.bad = bad_ids
+        unit.edits = edits
     if raw.count("[") == 2 * len(closed):
         return tuple(cited)  # every bracket belongs to a closed marker: nothing malformed
     starts = [s for s, _ in closed]  # closed markers never overlap: one bisect each
@@ -425,18 +462,46 @@ def verify_draft(
         raise InputError(f"draft is {len(draft)} characters; the limit is {max_chars}")
     rec = _as_record(record)
     ruleset = _check_rules(rules)
+    if gc.isenabled():
+        # A long draft builds tens of thousands of small acyclic objects (sentences,
+        # spans, kept units); the cyclic collector walking them over and over cost
+        # a third of the time. It runs as usual once the verdict is built.
+        gc.disable()
+        try:
+            return _verify(draft, rec, ruleset, strict)
+        finally:
+            gc.enable()
+    return _verify(draft, rec, ruleset, strict)
+
+
+def _verify(
+    draft: str, rec: Record, ruleset: tuple[SentenceRule, ...], strict: bool
+) -> DraftVerdict:
     lines = rec.lines
 
     invalid: list[InvalidCitation] = []
     # fenced code passes through: never scanned, never deleted
-    units = [_Unit(seg, draft[seg.start : seg.end]) for seg in segment(draft) if seg.kind != "code"]
+    units = [_Unit(seg, draft[seg.start : seg.end]) for seg in spans(draft) if seg.kind != "code"]
     starts = [u.seg.start for u in units]
-    # Which units could each rule fire on? Rules that can say where to look (the
-    # lexicon rules) are only shown the sentences holding a possible match.
-    document = document_form(draft) if units else None
+    # The shipped rules say for each sentence whether their reading could fire at
+    # all (trustgate.verifiers._triggers); other rules that can say where to look
+    # (pattern lexicons) are only shown the sentences holding a possible match.
+    sides: list[_triggers.Side | None] = [
+        (_triggers.causal() if r._side == "causal" else _triggers.hedge())
+        if isinstance(r, _ConstructionRule) and r.lexicon is None and not _EXHAUSTIVE
+        else None
+        for r in ruleset
+    ]
+    form = _triggers.scan_form(draft) if units and any(sides) else None
+    wform = _triggers.word_form(form) if form is not None else ""
+    folded: set[int] = set()  # units holding a spelling the reading folds
+    if form is not None:
+        for p in _triggers.unstable(form):
+            folded.add(bisect_right(starts, p) - 1)
+    document = document_form(draft) if units and not all(sides) else None
     reach: list[set[int] | None] = []
-    for rule in ruleset:
-        where = rule.positions(document) if document is not None else None
+    for rule, side in zip(ruleset, sides, strict=True):
+        where = rule.positions(document) if document is not None and side is None else None
         if where is None:
             reach.append(None)
             continue
@@ -452,20 +517,66 @@ def verify_draft(
         not isinstance(r, _ConstructionRule) or r.lexicon is not None for r in ruleset
     )
     unsupported: list[UnsupportedText] = []
+    plan = list(zip(ruleset, sides, reach, strict=True))
+    causal = _triggers.causal()
+    only_shipped = all(sides)
+    any_key: frozenset[str] = frozenset().union(*(side.keys for side in sides if side is not None))
+    unreadable = mostly_symbols if units and symbols_only_matter(draft) else _unsupported
     for i, unit in enumerate(units):
         marked = "[[" in unit.text
         if marked:
             unit.cited = _citations(unit, lines, invalid)
-        if _unsupported(unit.text):
+        if unreadable(unit.text):
             if strict:
-                unit.reasons.append((_UNSUPPORTED, _UNSUPPORTED.reason))
+                unit.reasons = [(_UNSUPPORTED, _UNSUPPORTED.reason)]
                 continue
             unsupported.append(
                 UnsupportedText.model_construct(
                     sentence=unit.text, start=unit.seg.start, end=unit.seg.end
                 )
             )
-        todo = [r for r, h in zip(ruleset, reach, strict=True) if marked or h is None or i in h]
+        if (
+            only_shipped
+            and form is not None
+            and i not in folded
+            and not marked
+            and any_key.isdisjoint(wform[unit.seg.start : unit.seg.end].split())
+        ):
+            continue  # no key word of any side: no reading can fire (most sentences)
+        todo: list[SentenceRule] = []
+        uform: str | None = None
+        found: list[str] | None = None
+        blind = False
+        s0 = e0 = 0
+        for rule, side, h in plan:
+            if side is None:
+                if marked or h is None or i in h:
+                    todo.append(rule)
+                continue
+            if side is causal and unit.cited:
+                continue  # the causal law: a cited sentence is never its business
+            if form is not None and i not in folded:
+                if found is None:
+                    s0, e0 = unit.seg.start, unit.seg.end
+                    if unit.joins:
+                        # a marker between two non-spaces: removing it joins them
+                        uform = _MARKER.sub("", form[s0:e0])
+                        blind = _triggers.joined(uform)
+                        found = [] if blind else _triggers.words(uform)
+                    else:  # markers stand apart: the draft's words are the sentence's
+                        found = wform[s0:e0].split()
+                        blind = False
+                if not blind:
+                    keys = side.keys.intersection(found)
+                    if not keys:
+                        continue
+                    if uform is None:
+                        uform = form[s0:e0]
+                        if marked:
+                            uform = _MARKER.sub("", uform)
+                    if not side.fires(uform, keys):
+                        continue
+            todo.append(rule)
         if not todo:
             continue
         view = DraftSentence(
@@ -480,7 +591,7 @@ def verify_draft(
         for rule in todo:
             reason = rule.check(view)
             if reason is not None:
-                unit.reasons.append((rule, reason))
+                unit.reasons = [*unit.reasons, (rule, reason)]
 
     # Group deleted units into runs (consecutive, same block): one gap per run.
     runs: list[list[int]] = []

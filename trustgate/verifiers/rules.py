@@ -751,8 +751,7 @@ class _ConstructionRule(SentenceRule):
             return self._pattern.check(sentence)
         if sentence.cited and not self.deletes_cited:
             return None
-        reading = _claims.analyse_cached(sentence.plain)
-        why = reading.causal if self._side == "causal" else reading.hedge
+        why = _claims.side(sentence.plain, self._side)
         return None if why is None else self.reason.format(match=why)
 
 

@@ -36,11 +36,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from itertools import count
+from typing import Literal, NamedTuple
 
 from trustgate._markdown import code_ranges
 
-__all__ = ["Segment", "SegmentKind", "segment", "sentences"]
+__all__ = ["Segment", "SegmentKind", "Span", "segment", "sentences", "spans"]
 
 SegmentKind = Literal["sentence", "item", "heading", "row", "code"]
 
@@ -60,6 +61,17 @@ class Segment:
     block: int
 
 
+class Span(NamedTuple):
+    """A :class:`Segment` as the verifier builds it internally (a tuple is several
+    times cheaper to make than a frozen dataclass, and a long draft has tens of
+    thousands)."""
+
+    start: int
+    end: int
+    kind: SegmentKind
+    block: int
+
+
 # A run of non-blank lines: a paragraph, or a group of structural lines.
 _BLOCK = re.compile(r"[^\n]*\S[^\n]*(?:\n[^\n]*\S[^\n]*)*")
 # Any line in the block that is structure (heading, bullet, number, row, quote, rule).
@@ -68,12 +80,16 @@ _STRUCT = re.compile(
     r"|([-*_])(?:[ \t]*\1){2,}[ \t]*$)",
     re.MULTILINE,
 )
-_HRULE = re.compile(r"[ \t]*([-*_])(?:[ \t]*\1){2,}[ \t]*\r?$")
+# What a line of a structured block is, in the order the walk tries them (a rule
+# only when it is the whole line); the matched prefix is the line's marker.
+_LINE = re.compile(
+    r"(?P<hrule>[ \t]*([-*_])(?:[ \t]*\2){2,}[ \t]*\r?\Z)"
+    r"|(?P<heading>[ \t]*#{1,6}(?:[ \t]+|(?=\r?\Z)))"
+    r"|(?P<row>[ \t]*\|)"
+    r"|(?P<item>[ \t]*(?:[-*+•]|\d{1,9}[.)])[ \t]+)"
+    r"|(?P<quote>[ \t]*(?:>[ \t]?)+)"
+)
 _TABLE_RULE = re.compile(r"[ \t]*\|?[ \t:|-]*-[ \t:|-]*\r?$")
-_HEADING = re.compile(r"[ \t]*#{1,6}(?:[ \t]+|(?=\r?$))")
-_ITEM = re.compile(r"[ \t]*(?:[-*+•]|\d{1,9}[.)])[ \t]+")
-_QUOTE = re.compile(r"[ \t]*(?:>[ \t]?)+")
-_ROW = re.compile(r"[ \t]*\|")
 
 # A sentence end: terminal punctuation (an ellipsis never ends a sentence), closing
 # quotes or brackets, then any citation markers (``. [[12]] [[14]]``), then either the
@@ -142,9 +158,16 @@ _ABBREVIATION = re.compile(
 )
 
 
-def _split(
-    text: str, start: int, end: int, kind: SegmentKind, block: int, out: list[Segment]
-) -> None:
+def _could_abbreviate(text: str, start: int, dot: int) -> bool:
+    """A necessary condition of :data:`_ABBREVIATION` at ``dot``, cheap to test: every
+    abbreviation ends in a run of one to six letters before the dot ("approx.",
+    "e.g.", "J."), so a figure ("14:02.") or a longer word ("deploy.") is none."""
+    if dot <= start or not text[dot - 1].isalpha():
+        return False
+    return dot - start < 7 or not text[dot - 7 : dot].isalpha()
+
+
+def _split(text: str, start: int, end: int, kind: SegmentKind, block: int, out: list[Span]) -> None:
     """Split ``text[start:end]`` (one paragraph or item) into trimmed sentence spans."""
     pos = start
     for match in _END.finditer(text, start, end):
@@ -155,19 +178,22 @@ def _split(
         if text[dot] == "." and (
             (dot > start and text[dot - 1] in ".…")
             or (dot + 1 < end and text[dot + 1] in ".…")
-            or _ABBREVIATION.search(text, max(start, dot - 12), dot)
+            or (
+                _could_abbreviate(text, start, dot)
+                and _ABBREVIATION.search(text, max(start, dot - 12), dot)
+            )
         ):
             continue  # an ellipsis or an abbreviation
         head = _HEAD.match(text, pos, stop).end()  # type: ignore[union-attr]
         if head < stop:
-            out.append(Segment(head, stop, kind, block))
+            out.append(Span(head, stop, kind, block))
         pos = stop
     head = _HEAD.match(text, pos, end).end()  # type: ignore[union-attr]
     if head < end:
         stop = end
         while stop > head and text[stop - 1].isspace():
             stop -= 1
-        out.append(Segment(head, stop, kind, block))
+        out.append(Span(head, stop, kind, block))
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
@@ -178,18 +204,7 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-class _Blocks:
-    __slots__ = ("n",)
-
-    def __init__(self) -> None:
-        self.n = 0
-
-    def next(self) -> int:
-        self.n += 1
-        return self.n - 1
-
-
-def _structured(text: str, start: int, end: int, blocks: _Blocks, out: list[Segment]) -> None:
+def _structured(text: str, start: int, end: int, blocks: count[int], out: list[Span]) -> None:
     """A run of non-blank lines holding structure: walk it line by line."""
     open_kind: SegmentKind | None = None  # the block being continued, if any
     open_start = 0
@@ -206,14 +221,16 @@ def _structured(text: str, start: int, end: int, blocks: _Blocks, out: list[Segm
     while pos < end:
         nl = text.find("\n", pos, end)
         line_end = end if nl < 0 else nl
-        if (m := _HRULE.match(text, pos, line_end)) is not None and m.end() == line_end:
+        m = _LINE.match(text, pos, line_end)
+        what = m.lastgroup if m is not None else None
+        if what == "hrule":
             flush()
-        elif (m := _HEADING.match(text, pos, line_end)) is not None:
+        elif what == "heading":
             flush()
-            s, e = _trim(text, m.end(), line_end)
+            s, e = _trim(text, m.end(), line_end)  # type: ignore[union-attr]
             if s < e:
-                out.append(Segment(s, e, "heading", blocks.next()))
-        elif _ROW.match(text, pos, line_end) is not None:
+                out.append(Span(s, e, "heading", next(blocks)))
+        elif what == "row":
             flush()
             rule = _TABLE_RULE.match(text, pos, line_end)
             if rule is None or rule.end() != line_end:
@@ -223,28 +240,28 @@ def _structured(text: str, start: int, end: int, blocks: _Blocks, out: list[Segm
                     e -= 1
                 s, e = _trim(text, s, e)
                 if s < e:
-                    out.append(Segment(s, e, "row", blocks.next()))
-        elif (m := _ITEM.match(text, pos, line_end)) is not None:
+                    out.append(Span(s, e, "row", next(blocks)))
+        elif what == "item":
             flush()
-            open_kind, open_start, open_block, open_end = "item", m.end(), blocks.next(), line_end
-        elif (m := _QUOTE.match(text, pos, line_end)) is not None:
+            open_kind, open_start, open_block, open_end = "item", m.end(), next(blocks), line_end  # type: ignore[union-attr]
+        elif what == "quote":
             if open_kind != "sentence":
                 flush()
-                open_kind, open_start, open_block = "sentence", m.end(), blocks.next()
+                open_kind, open_start, open_block = "sentence", m.end(), next(blocks)  # type: ignore[union-attr]
             open_end = line_end
         else:
             if open_kind is None:
-                open_kind, open_start, open_block = "sentence", pos, blocks.next()
+                open_kind, open_start, open_block = "sentence", pos, next(blocks)
             open_end = line_end  # continuation (or lazy continuation) of the open block
         pos = line_end + 1
     flush()
 
 
-def _prose(text: str, start: int, end: int, blocks: _Blocks, out: list[Segment]) -> None:
+def _prose(text: str, start: int, end: int, blocks: count[int], out: list[Span]) -> None:
     for para in _BLOCK.finditer(text, start, end):
         ps, pe = para.span()
         if _STRUCT.search(text, ps, pe) is None:
-            _split(text, ps, pe, "sentence", blocks.next(), out)
+            _split(text, ps, pe, "sentence", next(blocks), out)
         else:
             _structured(text, ps, pe, blocks, out)
 
@@ -256,14 +273,19 @@ def segment(text: str) -> list[Segment]:
     heading markers, table pipes and rules, quote markers), so a redaction that
     removes units and keeps everything else keeps all of the author's words.
     """
-    out: list[Segment] = []
-    blocks = _Blocks()
+    return [Segment(*span) for span in spans(text)]
+
+
+def spans(text: str) -> list[Span]:
+    """:func:`segment` as tuples (what the draft verifier reads)."""
+    out: list[Span] = []
+    blocks = count()
     pos = 0
     for start, stop in code_ranges(text):
         _prose(text, pos, start, blocks, out)
         s, e = _trim(text, start, stop)
         if s < e:
-            out.append(Segment(s, e, "code", blocks.next()))
+            out.append(Span(s, e, "code", next(blocks)))
         pos = max(pos, stop)
     _prose(text, pos, len(text), blocks, out)
     return out
