@@ -66,7 +66,12 @@ def _check(marker: str | None, sleep: float) -> Any:
             return [Finding.failed("no_lies", "invented", "the claim is not supported")]
         return [Finding.ok("no_lies")]
 
-    return FunctionVerifier(no_lies, name="no_lies")
+    # A verifier told to stay inside the gate (the kill test) gets an explicit time
+    # limit well past its sleep: the gate's default (30 s) can fire in a cold spawned
+    # worker on a loaded machine before the test has seen the pre-gate checkpoint and
+    # killed it, and the worker would then die of a verifier_timeout halt instead.
+    limit = None if marker is None else sleep + 600.0
+    return FunctionVerifier(no_lies, name="no_lies", timeout=limit)
 
 
 def build_graph(
