@@ -10,7 +10,7 @@ gate's cost plus the report log's.
 
 Graphs (``--graph``):
 
-* ``code-review`` (default): the seed-000 reference graph
+* ``code-review`` (default): the code-review reference graph
   (``trustgate.pipelines.code_review``) with the honest scripted models on the
   bundled sample repository: git reads, two model calls, the citation-replay gate.
   Honest models, so both sides do the same rounds and the ratio is the gate's cost.

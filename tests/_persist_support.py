@@ -1,5 +1,9 @@
 """A small guarded graph and worker entry points for the persistence tests and the bench.
 
+Also: a graph that follows the gate-inside-the-task contract with no gate machinery
+(so the savers are tested against the contract, not one gate design), and every
+saver kind wrapped in a ReportingSaver behind one sync/async interface.
+
 Everything here is importable by a freshly spawned process (``multiprocessing``
 with the ``spawn`` start method): the worker functions take only picklable
 arguments and open their own database connection, exactly as a separate worker
@@ -27,7 +31,11 @@ from trustgate.report import REPORTS_KEY, Report, TrustReports
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
 __all__ = [
+    "HONEST",
+    "LIE",
     "SAVER_KINDS",
+    "InTaskState",
+    "Opened",
     "State",
     "build_graph",
     "build_in_task_graph",
@@ -159,7 +167,7 @@ def worker_acquire(url: str, root: str, barrier: Any, out: Any) -> None:
         ledger.close()
 
 
-async def worker_ainvoke_main(url: str, thread: str, text: str, policy: str) -> None:
+async def _ainvoke_main(url: str, thread: str, text: str, policy: str) -> None:
     from trustgate.persistence import aconnect
 
     async with aconnect(url) as db:
@@ -171,10 +179,10 @@ def worker_ainvoke(url: str, thread: str, text: str, policy: str) -> None:
     """Start a run on the async savers (process A)."""
     import asyncio
 
-    asyncio.run(worker_ainvoke_main(url, thread, text, policy))
+    asyncio.run(_ainvoke_main(url, thread, text, policy))
 
 
-async def worker_aresume_main(url: str, thread: str, resume: Any, policy: str) -> None:
+async def _aresume_main(url: str, thread: str, resume: Any, policy: str) -> None:
     from langgraph.types import Command
 
     from trustgate.persistence import aconnect
@@ -188,7 +196,7 @@ def worker_aresume(url: str, thread: str, resume: Any, policy: str) -> None:
     """Resume on the async savers a run another process started (process B)."""
     import asyncio
 
-    asyncio.run(worker_aresume_main(url, thread, resume, policy))
+    asyncio.run(_aresume_main(url, thread, resume, policy))
 
 
 # -- the gate-inside-the-task contract -----------------------------------------------
