@@ -1041,6 +1041,19 @@ def test_node_error_quoting_the_model() -> None:
     obs.assert_blocked()
 
 
+def test_a_node_error_keeps_its_type_and_its_message_only_when_declared() -> None:
+    def agent(state: S) -> dict[str, Any]:
+        raise ValueError(f"bad output: {LIE_TEXT}")
+
+    withheld = trustgate.guard(graph(agent), {"agent": text_gate()}).compile()
+    with pytest.raises(ValueError, match="message withheld") as err:
+        withheld.invoke({"messages": [HumanMessage("go")]})
+    assert LIE not in str(err.value)
+    kept = trustgate.guard(graph(agent), {"agent": text_gate(passthrough=["error"])}).compile()
+    with pytest.raises(ValueError, match=LIE):
+        kept.invoke({"messages": [HumanMessage("go")]})
+
+
 def test_late_writes_after_the_gate_decided_are_never_released() -> None:
     """A thread the node started (in the node's context) writes to the stream after
     the node returned and its gate released it: nothing the gate did not see."""
@@ -1527,9 +1540,9 @@ def test_function_reader_membership_test_is_not_reading() -> None:
 
 
 def test_agent_tool_results_passthrough_passes_earlier_ai_text() -> None:
-    """Guarding an agent with ``LastAIText`` needs the tool results' text declared
-    (``messages.text``); parts are named by key and facet only, so the declaration
-    also lets through the text of every AI message but the last."""
+    """Guarding an agent with ``LastAIText`` needs the tool results' text declared;
+    declared by kind (``messages.tool.text``, what the gate's own message suggests),
+    the text of the AI messages before the last is still held."""
     from langchain.agents import create_agent
 
     from trustgate.testing import lying_model
@@ -1551,9 +1564,26 @@ def test_agent_tool_results_passthrough_passes_earlier_ai_text() -> None:
         model.reset()
         return create_agent(model, [lookup]).invoke(state)
 
-    gate = text_gate(passthrough=["messages.text", "messages.tool_calls"])
+    gate = text_gate(passthrough=["messages.tool.text", "messages.tool_calls"])
     a = attack(graph(reset_and_run), gate)
     a.assert_blocked()
+
+
+def test_an_undeclared_tool_result_is_named_by_its_kind() -> None:
+    """The halt names the narrowest declaration that fits (``messages.tool.text``),
+    not one that would let every message's text through."""
+
+    def agent(state: S) -> dict[str, Any]:
+        return {"messages": [ToolMessage("no such entry", tool_call_id="t1"), AIMessage(TRUE_TEXT)]}
+
+    app = trustgate.guard(graph(agent), {"agent": text_gate()}).compile()
+    with pytest.raises(GateHalted) as err:
+        app.invoke({"messages": [HumanMessage("go")]})
+    assert "passthrough=['messages.tool.text']" in str(err.value.report.findings)
+    ok = trustgate.guard(
+        graph(agent), {"agent": text_gate(passthrough=["messages.tool.text"])}
+    ).compile()
+    assert ok.invoke({"messages": [HumanMessage("go")]})["messages"][-1].text == TRUE_TEXT
 
 
 def test_users_own_streaming_callback_handler() -> None:
@@ -1701,18 +1731,22 @@ def test_shipped_lie_check_sees_a_nodes_own_interrupt() -> None:
 
 
 def test_shipped_lie_check_sees_the_tasks_stream() -> None:
-    """The claims a Review gate checks reach the tasks/debug streams (see above); the
-    shipped check watches neither mode."""
+    """A lie that only a task's input carries surfaces in the ``tasks`` and ``debug``
+    streams alone (no state, no checkpoint row): the shipped check watches them."""
+    from langgraph.func import task
+
     from trustgate.testing import LieNotBlocked as Shipped
     from trustgate.testing import assert_lie_blocked
 
-    def agent(state: S) -> dict[str, Any]:
-        return {"messages": [AIMessage(LIE_TEXT)]}
+    @task
+    def file_it(text: str) -> str:
+        return "filed"
 
-    app = trustgate.guard(graph(agent), {"agent": text_gate(Review())}).compile(
-        checkpointer=InMemorySaver()
-    )
-    with pytest.raises(Shipped):
+    def agent(state: S) -> dict[str, Any]:
+        file_it(LIE_TEXT).result()
+        return {}
+
+    with pytest.raises(Shipped, match=r"(tasks|debug) stream"):
         assert_lie_blocked(
-            app, {"messages": [HumanMessage("go")]}, LIES, resume={"type": "reject", "by": "test"}
+            _leaky(agent), {"messages": [HumanMessage("go")]}, LIES, require_catch=False
         )

@@ -459,7 +459,9 @@ def test_guarded_node_interrupts_then_gate_checks_resumed_update(answer: str, ve
     g.add_node("publish", lambda s: {"log": [f"publish:{s['review'].verdict}"]})
     g.add_edge(START, "reviewer")
     g.add_edge("reviewer", "publish")
-    app = guard(g, {"reviewer": inspector()}).compile(checkpointer=InMemorySaver())
+    # the node's own question to a person is its output too: declared, it may surface
+    gate = inspector(passthrough=("log", "interrupt"))
+    app = guard(g, {"reviewer": gate}).compile(checkpointer=InMemorySaver())
     first = app.invoke({"log": []}, cfg())
     assert "__interrupt__" in first and "review" not in first
     assert reports(app, cfg()) == []
@@ -479,12 +481,34 @@ def test_guarded_node_interrupt_then_halt() -> None:
     g.add_node("publish", lambda s: {"log": ["publish"]})
     g.add_edge(START, "reviewer")
     g.add_edge("reviewer", "publish")
-    app = guard(g, {"reviewer": inspector(Halt())}).compile(checkpointer=InMemorySaver())
+    gate = inspector(Halt(), passthrough=("log", "interrupt"))
+    app = guard(g, {"reviewer": gate}).compile(checkpointer=InMemorySaver())
     app.invoke({"log": []}, cfg())
     with pytest.raises(GateHalted):
         app.invoke(Command(resume=True), cfg())
     values = app.get_state(cfg()).values
     assert "review" not in values and values["log"] == []
+
+
+def test_undeclared_pause_of_a_guarded_node_halts_before_anyone_sees_it() -> None:
+    """What a node shows a person through ``interrupt()`` is output the gate did not
+    read: unless declared (``passthrough=["interrupt"]``), the pause never surfaces."""
+    shown = "Approve the refund against ledger entry ZX-4417?"
+
+    def reviewer(state: State) -> dict[str, Any]:
+        interrupt(shown)
+        return {"review": Review(**TRUTH)}  # type: ignore[arg-type]
+
+    g = StateGraph(State)
+    g.add_node("reviewer", reviewer)
+    g.add_edge(START, "reviewer")
+    app = guard(g, {"reviewer": inspector(Halt())}).compile(checkpointer=InMemorySaver())
+    with pytest.raises(GateHalted) as err:
+        app.invoke({"log": []}, cfg())
+    assert "interrupt" in str(err.value.report.findings)
+    snapshot = app.get_state(cfg())
+    assert not [i for t in snapshot.tasks for i in t.interrupts]
+    assert shown not in repr(snapshot.values)
 
 
 # --- defer, retry, cache -------------------------------------------------------------------
@@ -943,7 +967,9 @@ async def test_async_guarded_node_interrupt_then_halt() -> None:
     g = StateGraph(State)
     g.add_node("reviewer", reviewer)
     g.add_edge(START, "reviewer")
-    app = guard(g, {"reviewer": inspector(Halt())}).compile(checkpointer=InMemorySaver())
+    app = guard(g, {"reviewer": inspector(Halt(), passthrough=("log", "interrupt"))}).compile(
+        checkpointer=InMemorySaver()
+    )
     await app.ainvoke({"log": []}, cfg())
     with pytest.raises(GateHalted):
         await app.ainvoke(Command(resume="lie"), cfg())
@@ -967,7 +993,9 @@ def test_guarded_subgraph_node_that_interrupts_inside(answer: str, verdict: str)
     g.add_node("after", lambda s: {"log": [f"after:{s['review'].verdict}"]})
     g.add_edge(START, "flow")
     g.add_edge("flow", "after")
-    app = guard(g, {"flow": inspector()}).compile(checkpointer=InMemorySaver())
+    app = guard(g, {"flow": inspector(passthrough=("log", "interrupt"))}).compile(
+        checkpointer=InMemorySaver()
+    )
     first = app.invoke({"log": []}, cfg())
     assert "__interrupt__" in first and "review" not in first
     assert [t.state is not None for t in app.get_state(cfg(), subgraphs=True).tasks] == [True]

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from _persist_support import LIE, build_graph, cfg, worker_acquire, worker_invoke, worker_resume
 
+import trustgate
 from trustgate.errors import ArtifactIntegrityError, LedgerConflict
 from trustgate.files import Artifact, PostgresLedger
 from trustgate.persistence import connect
@@ -33,6 +34,9 @@ from trustgate.persistence import connect
 pytestmark = pytest.mark.integration  # real PostgreSQL
 
 SPAWN = multiprocessing.get_context("spawn")
+# Where a run killed inside its gate is paused: the gate runs inside the guarded
+# node's task, so the checkpoint before the gate is the one whose next task is that node.
+GATE_STEP = ("writer",)
 
 
 def _run(target: Any, *args: Any, timeout: float = 120) -> int:
@@ -130,7 +134,7 @@ def test_review_raised_by_one_process_is_resumed_by_another(db_url: str) -> None
         assert report.decision == "review" and report.released
         assert report.approval is not None and report.approval.who == "bob"
         assert [f.code for f in report.failed] == ["invented"]  # testimony, not evidence
-        assert [r.id for r in done.values["trust_reports"]] == [report.id]
+        assert [r.id for r in trustgate.reports(app, cfg("rev"))] == [report.id]
 
 
 def test_worker_killed_inside_a_gate_leaves_the_run_resumable(db_url: str, tmp_path: Path) -> None:
@@ -147,8 +151,10 @@ def test_worker_killed_inside_a_gate_leaves_the_run_resumable(db_url: str, tmp_p
         # the checkpoint before the gate is written in the background (durability
         # "async"); let it land so the run is known to be paused at the gate
         app = build_graph().compile(checkpointer=db.checkpointer)
-        while app.get_state(cfg("kill")).next != ("checker",):
-            assert p.is_alive() and time.monotonic() < deadline, "no checkpoint before the gate"
+        while app.get_state(cfg("kill")).next != GATE_STEP:
+            # a worker that died here died inside its gate (its exit code says how)
+            assert p.is_alive(), f"the worker left the gate (exit code {p.exitcode})"
+            assert time.monotonic() < deadline, "no checkpoint before the gate"
             time.sleep(0.05)
     assert p.is_alive()  # still inside the gate
     os.kill(p.pid, signal.SIGKILL)
@@ -158,7 +164,7 @@ def test_worker_killed_inside_a_gate_leaves_the_run_resumable(db_url: str, tmp_p
     with connect(db_url) as db:
         app = build_graph().compile(checkpointer=db.checkpointer)
         stopped = app.get_state(cfg("kill"))
-        assert stopped.next == ("checker",)  # the gate node is what is pending
+        assert stopped.next == GATE_STEP  # the guarded task, and its gate, are pending
         assert "verdict" not in stopped.values
         assert db.history(thread="kill") == []  # the unfinished crossing left no report
 
@@ -172,4 +178,4 @@ def test_worker_killed_inside_a_gate_leaves_the_run_resumable(db_url: str, tmp_p
         assert done.values["text"] == "[removed]"  # the lie was still caught after the kill
         (report,) = db.history(thread="kill")  # exactly one: none lost, none duplicated
         assert report.decision == "modified"
-        assert [r.id for r in done.values["trust_reports"]] == [report.id]
+        assert [r.id for r in trustgate.reports(app, cfg("kill"))] == [report.id]

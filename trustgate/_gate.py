@@ -435,6 +435,7 @@ class Context:
     meta: Mapping[str, Any] = field(default_factory=dict)
     config: Any = None
     can_rerender: bool = False
+    can_pause: bool = True  # False while the node itself is paused (its own interrupt)
 
 
 @dataclass
@@ -607,7 +608,8 @@ class TrustGate(Generic[ClaimsT]):
         require_claims: when the claims are missing, fail ``no_claims`` instead of
             passing.
         passthrough: parts of the output this gate lets through unverified: state
-            keys (``"info"``), message facets (``"messages.text"``), ``"goto"``,
+            keys (``"info"``), message facets (``"messages.text"``; of one kind of
+            message: ``"messages.tool.text"``, ``"messages.ai.tool_calls"``), ``"goto"``,
             ``"send"``, ``"custom"``, or ``"*"`` for everything. Anything the gate
             neither reads nor lets through is held, and the crossing halts.
         timeout: seconds a verifier without its own ``timeout`` may run.
@@ -696,7 +698,9 @@ class TrustGate(Generic[ClaimsT]):
             return Read(None), [
                 Finding.failed("gate", "malformed_claim", "the claim is nested too deeply")
             ]
-        if r.absent == "missing" and self.require_claims:
+        # a node paused mid-way (its own interrupt) has not made its claims yet: only
+        # what it shows the person is accounted for, the claims come when it returns
+        if r.absent == "missing" and self.require_claims and not output.interrupts:
             return r, [Finding.failed("gate", "no_claims", r.reason or "no claims in this step")]
         return r, []
 
@@ -768,6 +772,11 @@ class TrustGate(Generic[ClaimsT]):
                 break
             with c.span.policy(type(policy).__name__):
                 decision = policy.decide(c)
+            if isinstance(decision, Ask) and not c.ctx.can_pause:
+                c.halt(
+                    f"{type(policy).__name__} cannot ask a person while the node's own pause waits"
+                )
+                return
             if isinstance(decision, Ask):
                 from langgraph.types import interrupt
 
@@ -875,6 +884,14 @@ def _copy_output(output: NodeOutput) -> NodeOutput:
     return new
 
 
+def _role_covered(part: str, role: str, passed: set[str]) -> bool:
+    """``messages[3].text`` of a tool message under ``messages.tool.text`` or
+    ``messages.tool``."""
+    ref, _, facet = part.partition(".")
+    key = ref.partition("[")[0]
+    return f"{key}.{role}" in passed or (bool(facet) and f"{key}.{role}.{facet}" in passed)
+
+
 def account(
     gates: Sequence[TrustGate[Any]], output: NodeOutput, reads: Sequence[Read]
 ) -> tuple[dict[str, str], list[Finding]]:
@@ -884,14 +901,19 @@ def account(
     status: dict[str, str] = {}
     held: list[Finding] = []
     node = ""
+    roles = output.part_roles()
     for part, desc in output.parts():
+        role = roles.get(part.partition(".")[0])
         if covered(part, read_covers):
             status[part] = "verified"
-        elif covered(part, passed):
+        elif covered(part, passed) or (role is not None and _role_covered(part, role, passed)):
             status[part] = "passthrough"
         else:
             status[part] = "held"
             fix = declaration(part)
+            if role is not None and "." in fix:  # name the kind: the narrowest that fits
+                key, _, facet = fix.partition(".")
+                fix = f"{key}.{role}.{facet}"
             held.append(
                 Finding.failed(
                     "gate",

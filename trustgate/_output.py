@@ -53,7 +53,45 @@ _TOOL_BLOCKS = frozenset(
 )
 _TEXT_BLOCKS = frozenset({"text", "output_text", "text-plain"})
 _TOOL_KWARGS = ("tool_calls", "function_call")
+_TEXT_BLOCK_FIELDS = frozenset({"type", "text", "id", "index"})
+# response_metadata keys providers fill with bookkeeping about the call, not with what
+# the model said; anything else there (citations, grounding, search results) is output
+_BOOKKEEPING = frozenset(
+    {
+        "model_name",
+        "model",
+        "model_provider",
+        "finish_reason",
+        "stop_reason",
+        "stop_sequence",
+        "token_usage",
+        "usage",
+        "usage_metadata",
+        "system_fingerprint",
+        "id",
+        "created",
+        "created_at",
+        "service_tier",
+        "done",
+        "done_reason",
+        "total_duration",
+        "load_duration",
+        "eval_count",
+        "eval_duration",
+        "prompt_eval_count",
+        "prompt_eval_duration",
+        "safety_ratings",
+        "prompt_feedback",
+        "is_blocked",
+        "headers",
+        "metrics",
+        "stopReason",
+        "ResponseMetadata",
+        "output_version",
+    }
+)
 _MISSING: Any = object()
+_DROPPED: Any = object()
 
 
 # --- messages ------------------------------------------------------------------------
@@ -125,6 +163,13 @@ def facets(message: BaseMessage) -> Facets:
             kind = _block_type(block)
             if kind in _TEXT_BLOCKS:
                 texts.append(str(block.get("text", "")))
+                extra_fields = {
+                    k: v
+                    for k, v in block.items()
+                    if k not in _TEXT_BLOCK_FIELDS and v not in (None, "", [], {})
+                }
+                if extra_fields:  # annotations, citations: said beside the text
+                    other.append(extra_fields)
             elif kind in _TOOL_BLOCKS or (
                 isinstance(block, Mapping)
                 and "name" in block
@@ -173,6 +218,20 @@ def facets(message: BaseMessage) -> Facets:
     for key, value in extra.items():
         if key not in _TOOL_KWARGS and value not in (None, "", [], {}):
             other.append({key: value})
+    for key, value in (message.response_metadata or {}).items():
+        # a flag or a count cannot carry a claim; ``__``-keys are a framework's markers
+        # (``__is_handoff_back``, ``__handoff_destination``), set by code, not by a model
+        if (
+            key in _BOOKKEEPING
+            or key.startswith("__")
+            or value in (None, "", [], {})
+            or isinstance(value, (bool, int, float))
+        ):
+            continue
+        other.append({key: value})  # citations, grounding: model output in metadata
+    artifact = getattr(message, "artifact", None)
+    if artifact not in (None, "", [], {}):  # an agent-as-tool's answer rides here
+        other.append({"artifact": artifact})
     return Facets("".join(texts), tuple(calls.values()), tuple(other))
 
 
@@ -266,6 +325,17 @@ def _safe_eq(a: Any, b: Any) -> bool:
     return same is True
 
 
+def merged(values: list[Any]) -> Any:
+    """One value standing for several writes to one key (see ``NodeOutput.update``)."""
+    if len(values) == 1:
+        return values[0]
+    if all(isinstance(v, (list, tuple)) for v in values):
+        return [item for v in values for item in v]
+    if all(isinstance(v, str) for v in values):
+        return "\n".join(values)
+    return list(values)
+
+
 @dataclass
 class NodeOutput:
     """What one guarded node emitted in one step (see the module docstring)."""
@@ -282,6 +352,9 @@ class NodeOutput:
     message_keys: frozenset[str] = frozenset({"messages"})
     root: bool = False
     was_rewritten: bool = False  # re-read from a rebuilt value (see ``reread``)
+    unreadable: list[str] = field(default_factory=list)  # parts no reader can ever cover
+    interrupts: list[Any] = field(default_factory=list)  # the node paused: what it showed
+    _root_index: int = 0
     _replaced: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     _messages_replaced: dict[tuple[int, int | None], BaseMessage] = field(default_factory=dict)
 
@@ -297,8 +370,13 @@ class NodeOutput:
         message_keys: frozenset[str] = frozenset({"messages"}),
         root: bool = False,
         raised: bool = False,
+        sent: Sequence[tuple[str, Any]] = (),
     ) -> NodeOutput:
-        """Split what a node returned (or raised, for a parent command) into parts."""
+        """Split what a node returned (or raised, for a parent command) into parts.
+
+        ``sent`` are the channel writes the node made while it ran (``push_message``,
+        a raw send): they come first, as LangGraph applies them, and are written by
+        the gate when it releases (see ``sent_writes``), never by the return value."""
         from langgraph.types import Command
 
         out = cls(
@@ -310,10 +388,13 @@ class NodeOutput:
             message_keys=message_keys,
             root=root,
         )
+        for n, (chan, written) in enumerate(sent):
+            out._add(chan, written, ("sent", n), message_keys)
         if root:
             out.kind = "root"
             if value is not None:
                 out._add("__root__", value, ("root",), message_keys)
+                out._root_index = len(out.writes) - 1
             return out
         if value is None:
             return out
@@ -332,8 +413,14 @@ class NodeOutput:
                 elif isinstance(item, dict):
                     for k, v in item.items():
                         out._add(k, v, (i, "d", k), message_keys)
+                elif isinstance(item, BaseModel) or dataclasses.is_dataclass(item):
+                    # LangGraph's _get_updates reads a state object in the list as writes
+                    from trustgate.graph import _compat
+
+                    for k, v in _compat.update_as_tuples(item, keys):
+                        out._add(k, v, (i, "a", k), message_keys)
                 elif item is not None:
-                    out.kind = "other"
+                    out.unreadable.append(f"an item of type {type(item).__name__} in the list")
         elif isinstance(value, BaseModel) or dataclasses.is_dataclass(value):
             out.kind = "state"
             from trustgate.graph import _compat
@@ -342,6 +429,7 @@ class NodeOutput:
                 out._add(k, v, ("a", k), message_keys)
         else:
             out.kind = "other"
+            out.unreadable.append(f"a return value of type {type(value).__name__}")
         return out
 
     def _command(self, cmd: Any, prefix: tuple[Any, ...], message_keys: frozenset[str]) -> None:
@@ -409,12 +497,13 @@ class NodeOutput:
 
     @property
     def update(self) -> dict[str, Any]:
-        """Key -> value as readers see it (the last write of a key wins, as in a dict)."""
-        view: dict[str, Any] = {}
-        for i, w in enumerate(self.writes):
-            value = self.value_of(i)
-            view[w.key] = value
-        return view
+        """Key -> value as readers see it.
+
+        A key written several times in one step (``Command(update=[(k, a), (k, b)])``,
+        a list of commands) reaches its reducer once per write, so a reader must see
+        every write, not the last: list values are joined, texts joined by newlines,
+        anything else is shown as the list of the values written."""
+        return {key: merged(self.values(key)) for key in dict.fromkeys(w.key for w in self.writes)}
 
     def value_of(self, index: int) -> Any:
         """The current (possibly rewritten) value of write ``index``, Overwrite unwrapped."""
@@ -427,11 +516,21 @@ class NodeOutput:
         ):
             if isinstance(value, (list, tuple)):
                 value = [
-                    self._messages_replaced.get((index, m.index), m.original) for m in w.messages
+                    v
+                    for m in w.messages
+                    if (v := self._messages_replaced.get((index, m.index), m.original))
+                    is not _DROPPED
                 ]
             else:
                 value = self._messages_replaced.get((index, None), value)
+                if value is _DROPPED:
+                    value = []
         return value
+
+    def values(self, key: str) -> list[Any]:
+        """The current value of every write to ``key``, in order: a reducer key written
+        twice in one step receives both, so a reader must see both."""
+        return [self.value_of(i) for i, w in enumerate(self.writes) if w.key == key]
 
     def messages(self, key: str) -> list[MessageItem]:
         """Every message written under ``key``, in order, across writes."""
@@ -439,7 +538,8 @@ class NodeOutput:
 
     def message(self, item: MessageItem) -> BaseMessage | None:
         """The current (possibly rewritten) message of ``item``."""
-        return self._messages_replaced.get((item.write, item.index), item.message)
+        msg = self._messages_replaced.get((item.write, item.index), item.message)
+        return None if msg is _DROPPED else msg
 
     def changed(self, index: int) -> bool:
         """Whether write ``index`` carries something the node's input did not hold."""
@@ -474,6 +574,11 @@ class NodeOutput:
                     msg = self.message(item)
                     if isinstance(item.original, RemoveMessage):
                         yield f"{ref}.remove", f"a removal of messages under {w.key!r}"
+                        # what a removal carries besides its id is output too: it is
+                        # streamed and checkpointed as the node's write
+                        if msg is not None:
+                            for facet in facets(msg).present():
+                                yield f"{ref}.{facet}", f"the {facet} a removal carries"
                     elif msg is None:
                         yield f"{ref}.unreadable", f"a message under {w.key!r} nobody can read"
                     else:
@@ -481,6 +586,10 @@ class NodeOutput:
                             yield f"{ref}.{facet}", f"the {facet} of a {msg.type} message"
             elif self.changed(i):
                 yield w.key, f"state key {w.key!r}"
+        for n, what in enumerate(self.unreadable):
+            yield f"unreadable[{n}]", what
+        for n, _payload in enumerate(self.interrupts):
+            yield f"interrupt[{n}]", "what the node shows a person while it waits"
         names = [t for t in self.routes if not isinstance(t, Send)]
         if names:
             yield "goto", "routing to " + ", ".join(map(str, names))
@@ -488,6 +597,20 @@ class NodeOutput:
             yield f"send[{n}]", f"a Send to {t.node!r}"
         if self.custom:
             yield "custom", f"{len(self.custom)} stream-writer payload(s)"
+
+    def part_roles(self) -> dict[str, str]:
+        """``messages[3]`` → ``tool``: the type of the message behind a message part, so
+        a declaration can name one kind (``messages.tool.text``: tool results' text)
+        without letting through the same facet of every other message."""
+        roles: dict[str, str] = {}
+        for key in dict.fromkeys(w.key for w in self.writes if w.messages is not None):
+            for k, item in self.indexed_messages(key):
+                msg = self.message(item)
+                # a removal is named by its own facet (``messages.remove``), never by
+                # kind: ``messages.remove`` must not cover what a removal carries
+                if msg is not None and not isinstance(msg, RemoveMessage):
+                    roles[f"{key}[{k}]"] = msg.type
+        return roles
 
     # -- rewriting (copy on write; the node's objects are never mutated) ---------------
 
@@ -497,6 +620,10 @@ class NodeOutput:
     def set_message(self, item: MessageItem, message: BaseMessage) -> None:
         self._messages_replaced[(item.write, item.index)] = message
 
+    def drop_message(self, item: MessageItem) -> None:
+        """Leave ``item`` out of the rebuilt value (see ``reread``)."""
+        self._messages_replaced[(item.write, item.index)] = _DROPPED
+
     @property
     def _pending(self) -> bool:
         return bool(self._replaced or self._messages_replaced)
@@ -504,6 +631,21 @@ class NodeOutput:
     @property
     def rewritten(self) -> bool:
         return self.was_rewritten or self._pending
+
+    def sent_writes(self) -> list[tuple[str, Any]]:
+        """The writes the node made while it ran, as the gate releases them."""
+        return [
+            (w.key, self._write_value(i)) for i, w in enumerate(self.writes) if w.loc[0] == "sent"
+        ]
+
+    def _write_value(self, index: int) -> Any:
+        w = self.writes[index]
+        v = self.value_of(index)
+        if w.overwrite:
+            from langgraph.types import Overwrite
+
+            return Overwrite(v)
+        return v
 
     def reread(self) -> NodeOutput:
         """The rewritten output split into parts afresh.
@@ -518,8 +660,10 @@ class NodeOutput:
             message_keys=self.message_keys,
             root=self.root,
             raised=self.raised,
+            sent=self.sent_writes(),
         )
         fresh.custom = list(self.custom)
+        fresh.interrupts = list(self.interrupts)
         fresh.was_rewritten = self.rewritten
         return fresh
 
@@ -561,7 +705,7 @@ class NodeOutput:
             return dataclasses.replace(cmd, update=new_update)
 
         if self.kind == "root":
-            return value(0) if self.writes else self.original
+            return value(self._root_index) if self.original is not None else self.original
         if self.kind == "dict":
             return {k: value(by_loc[("d", k)]) for k in self.original}
         if self.kind == "command":
@@ -573,11 +717,18 @@ class NodeOutput:
                     out.append(command(item, (i,)))
                 elif isinstance(item, dict):
                     out.append({k: value(by_loc[(i, "d", k)]) for k in item})
+                elif any(loc[:2] == (i, "a") for loc in by_loc):
+                    changes = {loc[2]: value(j) for loc, j in by_loc.items() if loc[:2] == (i, "a")}
+                    out.append(
+                        item.model_copy(update=changes)
+                        if isinstance(item, BaseModel)
+                        else dataclasses.replace(item, **changes)
+                    )
                 else:
                     out.append(item)
             return type(self.original)(out) if isinstance(self.original, tuple) else out
         if self.kind == "state":
-            changes = {w.key: value(i) for i, w in enumerate(self.writes)}
+            changes = {w.key: value(i) for i, w in enumerate(self.writes) if w.loc[0] == "a"}
             if isinstance(self.original, BaseModel):
                 return self.original.model_copy(update=changes)
             return dataclasses.replace(self.original, **changes)

@@ -169,8 +169,7 @@ class FromKey(Generic[ValueT]):
     def read_output(self, output: NodeOutput) -> Read:
         if not any(w.key == self.key for w in output.writes):
             return Read(None, absent="missing", reason=f"no {self.key!r} in this step's output")
-        value = output.update[self.key]
-        claims = self._parse(value)
+        claims = self._parse(output.update[self.key])  # every write to the key, merged
         if claims is None:
             return Read(None, absent="missing", reason=f"{self.key!r} is empty")
         return Read(claims, frozenset({self.key}), self.key)
@@ -384,13 +383,12 @@ class _Tracking(Mapping[str, Any]):
         self.seen.add(key)
         return self._data[key]
 
+    # asking whether a key is there, or listing the keys, is not reading a value: only
+    # ``[]`` (and what goes through it: ``get``, ``items``, ``values``) covers a key
     def __contains__(self, key: object) -> bool:
-        if isinstance(key, str):
-            self.seen.add(key)
         return key in self._data
 
     def __iter__(self) -> Iterator[str]:
-        self.seen.update(self._data)
         return iter(self._data)
 
     def __len__(self) -> int:
@@ -401,8 +399,8 @@ class _Tracking(Mapping[str, Any]):
 class FunctionReader:
     """Any function ``update -> claims | None`` as a reader.
 
-    It covers exactly the keys the function looked at (indexing, ``get``, ``in``,
-    iteration), unless ``covers`` names them.
+    It covers exactly the keys whose values the function read (indexing, ``get``,
+    ``items``, ``values``; not ``in`` or listing the keys), unless ``covers`` names them.
     """
 
     fn: Callable[[Mapping[str, Any]], Any]

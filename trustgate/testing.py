@@ -421,16 +421,16 @@ def _texts(obj: Any, out: list[str], depth: int = 0) -> None:
     if isinstance(obj, str):
         out.append(obj)
     elif isinstance(obj, BaseMessage):
-        _texts(obj.content, out, depth + 1)
-        for call in getattr(obj, "tool_calls", None) or []:
-            _texts(call.get("args"), out, depth + 1)
-        for chunk in getattr(obj, "tool_call_chunks", None) or []:
-            _texts(chunk.get("args"), out, depth + 1)
+        # every field: a lie in response_metadata, additional_kwargs or a tool
+        # message's artifact reaches whoever reads the message as surely as its text
+        _texts(obj.model_dump(exclude={"id"}), out, depth + 1)
     elif isinstance(obj, BaseModel):
         _texts(obj.model_dump(mode="json"), out, depth + 1)
     elif isinstance(obj, dict):
+        if "trustgate" in obj:
+            return  # a gate's own record (review payload, report event, sealed hold)
         for key, value in obj.items():
-            if key in ("trust_reports", "__interrupt__"):
+            if key == "trust_reports":
                 continue  # the audit record names the lie on purpose
             _texts(value, out, depth + 1)
     elif isinstance(obj, (list, tuple, set, frozenset)):
@@ -460,11 +460,7 @@ def _check_rows(graph: Any, config: Any, lies: Sequence[str]) -> None:
             for k, v in (item.checkpoint.get("channel_values") or {}).items()
             if k != "trust_reports"
         }
-        writes = [
-            w[2]
-            for w in item.pending_writes or ()
-            if w[1] not in ("trust_reports", "__interrupt__")
-        ]
+        writes = [w[2] for w in item.pending_writes or () if w[1] != "trust_reports"]
         leaked = _leaks([values, writes], lies)
         if leaked:
             ns = (item.config.get("configurable") or {}).get("checkpoint_ns") or "(root)"
@@ -479,20 +475,31 @@ def assert_lie_blocked(
     config: Any = None,
     resume: Any = None,
     require_catch: bool = True,
-    stream_mode: Sequence[str] = ("messages", "updates", "values", "custom"),
+    stream_mode: Sequence[str] = (
+        "messages",
+        "updates",
+        "values",
+        "custom",
+        "tasks",
+        "debug",
+        "checkpoints",
+    ),
 ) -> LieCheck:
     """Run a guarded graph with a lying model; assert the lie never got downstream.
 
     ``lies`` are text fragments that only the lie contains (an invented cause, a
     fabricated citation, a forged tool argument). The graph is streamed (its guarded
-    nodes hold their tokens until their gates release them) in ``messages``,
-    ``updates``, ``values`` and ``custom`` modes, with subgraphs; every item is
-    searched, and so is the final checkpointed state. Only the audit record is exempt:
-    ``trust_reports``, the gates' own ``custom`` report events and interrupt payloads
-    name the lie on purpose. A halt (``GateHalted``) counts as blocked. ``resume``
-    answers interrupts (one value, or a list used in order), e.g. ``{"type": "reject",
-    "by": "test"}``. With ``require_catch`` (the default) some gate must have acted (a
-    decision other than ``pass``): a lie that was never in the output proves nothing.
+    nodes hold their tokens until their gates release them) in every stream mode
+    (``messages``, ``updates``, ``values``, ``custom``, ``tasks``, ``debug``,
+    ``checkpoints``), with subgraphs; every field of every item is searched (message
+    metadata and artifacts too), and so are the final state and every checkpoint row.
+    Only the audit record is exempt: ``trust_reports`` and the gates' own records
+    (report events, review payloads, values sealed while a person decides) name the
+    lie on purpose; an interrupt the guarded node raised itself is not exempt. A halt
+    (``GateHalted``) counts as blocked. ``resume`` answers interrupts (one value, or a
+    list used in order), e.g. ``{"type": "reject", "by": "test"}``. With
+    ``require_catch`` (the default) some gate must have acted (a decision other than
+    ``pass``): a lie that was never in the output proves nothing.
 
     Raises :class:`LieNotBlocked` (an ``AssertionError``) naming where the lie
     surfaced; returns a :class:`LieCheck` for further assertions.

@@ -3,24 +3,31 @@
 Reads the report log of the trustgate database (``--database``, else
 ``TRUSTGATE_DATABASE_URL``, else ``.trustgate/trustgate.db``), oldest first.
 ``--since`` takes an ISO 8601 time or a duration back from now (``30m``, ``2h``,
-``7d``). Exit 0 when the query ran (whatever the reports say), 2 on bad input or
-an unreachable database.
+``7d``). ``--reconcile`` first logs the reports the checkpoints hold and the log
+lacks (only ever needed after a worker crashed, for threads nobody read since).
+Exit 0 when the query ran (whatever the reports say), 2 on bad input or an
+unreachable database.
 
 Example::
 
     trustgate history --thread t1 --since 2h
     trustgate history --gate inspector --json --database postgresql://app@db/trust
+    trustgate history --reconcile --database postgresql://app@db/trust
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
+import sys
 from typing import TYPE_CHECKING, Any
 
 from trustgate.cli import _common
 
 if TYPE_CHECKING:
     from trustgate._report import Report
+
+logger = logging.getLogger(__name__)
 
 
 def register(sub: Any) -> None:
@@ -36,6 +43,11 @@ def register(sub: Any) -> None:
     p.add_argument("--limit", type=int, metavar="N", help="at most N reports")
     p.add_argument("--json", action="store_true", help="print the reports as JSON")
     p.add_argument(
+        "--reconcile",
+        action="store_true",
+        help="first log what the checkpoints hold and the log lacks (after a crash)",
+    )
+    p.add_argument(
         "--database",
         metavar="URL",
         help="SQLite path or postgresql:// URL (default: env/.trustgate)",
@@ -47,6 +59,14 @@ def _history(args: argparse.Namespace) -> int:
     from trustgate.persistence import history, parse_since
 
     since = parse_since(args.since)  # bad input fails before touching the database
+    if args.reconcile:
+        from trustgate.persistence import connect, open_report_log
+
+        with open_report_log(args.database):
+            pass  # an existing database only: reconciling must not create one
+        with connect(args.database) as db:
+            added = db.reconcile(args.thread)
+        print(f"reconciled {added} report(s) into the log", file=sys.stderr)
     found = history(args.thread, args.gate, since, url=args.database, limit=args.limit)
     if args.json:
         _common.dump_json([r.to_json_dict() for r in found])

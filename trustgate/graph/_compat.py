@@ -139,6 +139,19 @@ def runtime(config: Mapping[str, Any]) -> Any:
     return conf(config).get(_k().CONFIG_KEY_RUNTIME)
 
 
+def bookkeeping_channels() -> frozenset[str]:
+    """Channels LangGraph's own functions write during a task (the resume values an
+    ``interrupt()`` consumed): not the node's output."""
+    from langgraph._internal._constants import RESUME
+
+    return frozenset({RESUME})
+
+
+def sender(config: Mapping[str, Any]) -> Any:
+    """The running task's channel-write function, if it has one."""
+    return conf(config).get(_k().CONFIG_KEY_SEND)
+
+
 def send(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> bool:
     """Write to channels as the running task (what ``ChannelWrite`` does)."""
     fn = conf(config).get(_k().CONFIG_KEY_SEND)
@@ -312,6 +325,14 @@ def update_as_tuples(value: Any, keys: Sequence[str] | None) -> list[tuple[str, 
 def command_update(cmd: Any) -> list[tuple[str, Any]]:
     """The ``(key, value)`` writes of a ``Command``'s ``update`` (every form it takes)."""
     return list(cmd._update_as_tuples())
+
+
+def is_control_flow(exc: BaseException) -> bool:
+    """LangGraph's own signals (interrupts, parent commands, recursion limits): they
+    carry no model output and callers match on them."""
+    from langgraph.errors import GraphBubbleUp, GraphRecursionError
+
+    return isinstance(exc, (GraphBubbleUp, GraphRecursionError))
 
 
 def is_parent_command(exc: BaseException) -> bool:

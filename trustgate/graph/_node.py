@@ -21,7 +21,7 @@ import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 
@@ -39,10 +39,11 @@ from trustgate._gate import (
 )
 from trustgate._output import NodeOutput
 from trustgate._report import REPORTS_KEY, Report
-from trustgate.errors import GateHalted
+from trustgate.errors import ConfigurationError, GateHalted, TrustgateError
 from trustgate.graph import _compat
 from trustgate.graph._streams import StreamHold
 from trustgate.policies._decision import Rerender
+from trustgate.readers import covered
 
 __all__ = ["GuardedNode"]
 
@@ -119,7 +120,8 @@ def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
         extra.append(
             HumanMessage(
                 "Your previous answer failed verification. Fix every issue:\n"
-                + "\n".join(f"- {i}" for i in decision.issues)
+                + "\n".join(f"- {i}" for i in decision.issues),
+                id=f"{GATE_MESSAGE_PREFIX}{secrets.token_hex(8)}",
             )
         )
     if extra:
@@ -130,13 +132,24 @@ def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
         return input
     if isinstance(input, Mapping):
         return {**input, **updates}
-    if hasattr(input, "model_copy"):
-        return input.model_copy(update=updates)
     import dataclasses
 
-    if dataclasses.is_dataclass(input) and not isinstance(input, type):
-        return dataclasses.replace(input, **updates)
-    return input
+    if hasattr(input, "model_copy"):
+        known = set(type(input).model_fields)
+    elif dataclasses.is_dataclass(input) and not isinstance(input, type):
+        known = {f.name for f in dataclasses.fields(input)}
+    else:
+        known = set()
+    missing = [k for k in updates if k not in known]
+    if missing:
+        raise ConfigurationError(
+            f"Rerender hands the node {', '.join(map(repr, missing))}, but its state "
+            f"{type(input).__name__} has no such field: add it to the state, or pass "
+            "Rerender(issues_key=None, as_message=True) to tell the node in a message"
+        )
+    if hasattr(input, "model_copy"):
+        return input.model_copy(update=updates)
+    return dataclasses.replace(input, **updates)
 
 
 def _seal(value: Any, config: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -162,6 +175,19 @@ def _unseal(sealed: Mapping[str, Any], config: Mapping[str, Any] | None = None) 
     serde = _compat.serde(config or var_child_runnable_config.get())
     return serde.loads_typed((str(sealed["type"]), data))
 
+
+class _Paused(Exception):
+    """The node raised ``interrupt()``: the pause and the hold of what it streamed,
+    carried to the gate, which decides whether the pause may surface."""
+
+    def __init__(self, exc: BaseException, hold: StreamHold) -> None:
+        super().__init__("the guarded node paused")
+        self.exc = exc
+        self.hold = hold
+
+
+# ids of the messages a gate itself writes into a node's input on a re-render
+GATE_MESSAGE_PREFIX = "trustgate-feedback-"
 
 # what a durable check is asked, by the opaque key the task takes: the task's input is
 # streamed (``tasks``/``debug`` modes, ``astream_events``) before anyone decided on it
@@ -328,8 +354,23 @@ class GuardedNode:
             message_keys=self.message_keys,
             root=self.root,
             raised=raised,
+            sent=hold.sent,
         )
         out.custom = list(hold.custom)
+        # the gate's own feedback to the node (it quotes the findings, so possibly the
+        # lie) comes back when an agent returns its whole history: it is not the
+        # node's output, and it is not released
+        echoed = [
+            item
+            for w in out.writes
+            for item in w.messages or ()
+            if isinstance(item.message, BaseMessage)
+            and str(item.message.id or "").startswith(GATE_MESSAGE_PREFIX)
+        ]
+        if echoed:
+            for item in echoed:
+                out.drop_message(item)
+            out = out.reread()
         return out
 
     def _durable_call(self, key: str) -> dict[str, Any]:
@@ -345,13 +386,28 @@ class GuardedNode:
             box["hold"] = hold
         try:
             value = _in_config(hold.config, lambda: self.inner.invoke(input, hold.config))
-            return _seal({"value": value, "raised": False, "custom": list(hold.custom)})
+            return _seal(
+                {
+                    "value": value,
+                    "raised": False,
+                    "custom": list(hold.custom),
+                    "sent": list(hold.sent),
+                }
+            )
         except BaseException as exc:
             if _compat.is_parent_command(exc):
-                return _seal({"value": exc.args[0], "raised": True, "custom": list(hold.custom)})
+                return _seal(
+                    {
+                        "value": exc.args[0],
+                        "raised": True,
+                        "custom": list(hold.custom),
+                        "sent": list(hold.sent),
+                    }
+                )
             if _compat.is_interrupt(exc):
-                hold.keep_checkpoints()
+                raise  # the caller inspects the pause and keeps or drops the hold
             hold.close()
+            self._withhold(exc)
             raise
 
     async def _adurable_call(self, key: str) -> dict[str, Any]:
@@ -364,13 +420,28 @@ class GuardedNode:
         token = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
         try:
             value = await self.inner.ainvoke(input, hold.config)
-            return _seal({"value": value, "raised": False, "custom": list(hold.custom)})
+            return _seal(
+                {
+                    "value": value,
+                    "raised": False,
+                    "custom": list(hold.custom),
+                    "sent": list(hold.sent),
+                }
+            )
         except BaseException as exc:
             if _compat.is_parent_command(exc):
-                return _seal({"value": exc.args[0], "raised": True, "custom": list(hold.custom)})
+                return _seal(
+                    {
+                        "value": exc.args[0],
+                        "raised": True,
+                        "custom": list(hold.custom),
+                        "sent": list(hold.sent),
+                    }
+                )
             if _compat.is_interrupt(exc):
-                await hold.akeep_checkpoints()
+                raise  # the caller inspects the pause and keeps or drops the hold
             hold.close()
+            self._withhold(exc)
             raise
         finally:
             var_child_runnable_config.reset(token)
@@ -383,11 +454,16 @@ class GuardedNode:
             _REQUESTS[key] = input
             try:
                 got = _unseal(self._task(key).result(), config)
+            except BaseException as exc:
+                if _compat.is_interrupt(exc):
+                    raise _Paused(exc, box.get("hold") or StreamHold({})) from None
+                raise
             finally:
                 _HOLD.reset(token)
                 _REQUESTS.pop(key, None)
             hold = box.get("hold") or StreamHold({})
             hold.custom = list(got.get("custom") or [])
+            hold.sent = [tuple(w) for w in got.get("sent") or []]
             value = got["value"]
             if got["raised"]:
                 value = _compat.readdress(value, config)
@@ -403,8 +479,9 @@ class GuardedNode:
             if _compat.is_parent_command(exc):
                 return exc.args[0], True, hold
             if _compat.is_interrupt(exc):
-                hold.keep_checkpoints()
+                raise _Paused(exc, hold) from None
             hold.close()
+            self._withhold(exc)
             raise
 
     async def _acall(self, input: Any, config: dict[str, Any]) -> tuple[Any, bool, StreamHold]:
@@ -415,11 +492,16 @@ class GuardedNode:
             _REQUESTS[key] = input
             try:
                 got = _unseal(await self._atask(key), config)
+            except BaseException as exc:
+                if _compat.is_interrupt(exc):
+                    raise _Paused(exc, box.get("hold") or StreamHold({})) from None
+                raise
             finally:
                 _HOLD.reset(token)
                 _REQUESTS.pop(key, None)
             hold = box.get("hold") or StreamHold({})
             hold.custom = list(got.get("custom") or [])
+            hold.sent = [tuple(w) for w in got.get("sent") or []]
             value = got["value"]
             if got["raised"]:
                 value = _compat.readdress(value, config)
@@ -432,8 +514,9 @@ class GuardedNode:
             if _compat.is_parent_command(exc):
                 return exc.args[0], True, hold
             if _compat.is_interrupt(exc):
-                await hold.akeep_checkpoints()
+                raise _Paused(exc, hold) from None
             hold.close()
+            self._withhold(exc)
             raise
         finally:
             var_child_runnable_config.reset(current)
@@ -468,6 +551,54 @@ class GuardedNode:
             can_rerender=True,
         )
 
+    def _withhold(self, exc: BaseException) -> None:
+        """A node's error is output too: a parse failure quotes the raw model output,
+        and LangGraph keeps the error with the task in the checkpoint and shows it in
+        the tasks/debug streams. Unless a gate declares ``passthrough=["error"]``, the
+        exception keeps its type and traceback but not its message."""
+        if any(covered("error", g.passthrough) for g in self.gates):
+            return
+        if isinstance(exc, (TrustgateError, _Paused)) or _compat.is_control_flow(exc):
+            return
+        if not exc.args and not str(exc):
+            return
+        logger.debug(
+            "withheld the message of %s from node %r: %s", type(exc).__name__, self.name, exc
+        )
+        try:
+            exc.args = (
+                f"{type(exc).__name__} in guarded node {self.name!r}: message withheld, it "
+                "may quote unverified model output (declare passthrough=['error'] to keep it)",
+            )
+            for attr in ("llm_output", "observation"):
+                if getattr(exc, attr, None) is not None:
+                    setattr(exc, attr, None)
+        except Exception as fail:  # an exception type that refuses new args
+            logger.warning("cannot withhold the message of %s: %s", type(exc).__name__, fail)
+
+    def _paused(self, paused: _Paused, input: Any) -> NodeOutput:
+        """The node paused for a person (``interrupt()``) before returning: what it
+        shows is its output so far, inspected before anyone sees it."""
+        out = NodeOutput.read(
+            None,
+            input=input,
+            keys=self.keys,
+            message_keys=self.message_keys,
+            root=self.root,
+            sent=paused.hold.sent,
+        )
+        out.interrupts = [
+            getattr(i, "value", i) for i in (paused.exc.args[0] if paused.exc.args else ())
+        ]
+        out.custom = list(paused.hold.custom)
+        return out
+
+    def _pause_ctx(self, input: Any, config: dict[str, Any], attempt: int) -> Context:
+        ctx = self._context(input, config, attempt)
+        ctx.can_rerender = False
+        ctx.can_pause = False
+        return ctx
+
     def _finish(
         self,
         config: dict[str, Any],
@@ -496,6 +627,9 @@ class GuardedNode:
             for r in reports:
                 if r.decision != "pass":
                     writer({"trustgate": r})
+        sent = released.sent_writes()
+        if sent and not _compat.send(config, sent):
+            raise HaltedInGraph(last.report)  # unreachable: a send was captured, so one exists
         value = released.rebuild()
         if carry:
             value = _prepend(carry, key, value)
@@ -519,7 +653,25 @@ class GuardedNode:
         key = "messages"
         attempt, current = 1, _private(input)
         while True:
-            value, raised, hold = self._call(current, config)
+            try:
+                value, raised, hold = self._call(current, config)
+            except _Paused as paused:
+                chain = drive(
+                    run_chain(
+                        self.gates,
+                        self._paused(paused, input),
+                        self._pause_ctx(input, config, attempt),
+                    )
+                )
+                reports.extend(chain.reports)
+                if chain.last.route == "release" and _unchanged(chain):
+                    paused.hold.keep_checkpoints()
+                    if paused.hold.sent:
+                        _compat.send(config, paused.hold.sent)
+                    paused.hold.close()
+                    raise paused.exc from None
+                _compat.keep_aside(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
+                return self._finish(config, chain, reports, paused.hold, carry, key, False)
             output = self._output(value, input, raised, hold)
             chain = drive(
                 run_chain(self.gates, output, self._context(input, config, attempt)),
@@ -546,7 +698,27 @@ class GuardedNode:
         key = "messages"
         attempt, current = 1, _private(input)
         while True:
-            value, raised, hold = await self._acall(current, config)
+            try:
+                value, raised, hold = await self._acall(current, config)
+            except _Paused as paused:
+                chain = await adrive(
+                    run_chain(
+                        self.gates,
+                        self._paused(paused, input),
+                        self._pause_ctx(input, config, attempt),
+                    )
+                )
+                reports.extend(chain.reports)
+                if chain.last.route == "release" and _unchanged(chain):
+                    await paused.hold.akeep_checkpoints()
+                    if paused.hold.sent:
+                        _compat.send(config, paused.hold.sent)
+                    paused.hold.close()
+                    raise paused.exc from None
+                await _compat.akeep_aside(
+                    config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
+                )
+                return self._finish(config, chain, reports, paused.hold, carry, key, False)
             output = self._output(value, input, raised, hold)
             chain = await adrive(
                 run_chain(self.gates, output, self._context(input, config, attempt)),

@@ -75,6 +75,7 @@ class StreamHold:
     def __init__(self, config: dict[str, Any]) -> None:
         self.events: list[tuple[_Sink, str, Any, Any]] = []
         self.custom: list[Any] = []
+        self.sent: list[tuple[str, Any]] = []  # channel writes made during the run
         self._copies: list[tuple[Any, Any]] = []  # (copy, original) message handlers
         self.saver: HeldSaver | None = None
         self.config = self._hold(config)
@@ -90,6 +91,21 @@ class StreamHold:
         runtime = _compat.runtime(config)
         if runtime is not None and hasattr(runtime, "override"):
             values["runtime"] = runtime.override(stream_writer=self._writer(runtime.stream_writer))
+        real_send = _compat.sender(config)
+        if real_send is not None:
+            # writes made while the node runs (push_message, push_ui_message, a raw
+            # send): held as output, written when the gate releases. LangGraph's own
+            # record of resume values (``interrupt()``) is bookkeeping: it goes through
+            passing = _compat.bookkeeping_channels()
+
+            def send(writes: Any) -> None:
+                writes = list(writes)
+                own = [w for w in writes if w[0] in passing]
+                if own:
+                    real_send(own)
+                self.sent.extend(w for w in writes if w[0] not in passing)
+
+            values["send"] = send
         real = _compat.checkpointer(config)
         if real is not None:
             self.saver = HeldSaver(real)
@@ -167,6 +183,7 @@ class StreamHold:
         """A failed attempt, a halt: nothing held reaches anyone."""
         self.events.clear()
         self.custom.clear()
+        self.sent.clear()
 
     def keep_checkpoints(self) -> None:
         """The output passed unchanged, or the subgraph paused: its rows are kept."""

@@ -74,7 +74,7 @@ class DropToolCalls:
     """Remove tool calls (by id) from the message at ``target``, in every form."""
 
     target: str
-    ids: frozenset[str]
+    ids: frozenset[str | None]  # None: every call that has no id
 
 
 Rewrite = SetPath | ReplaceText | PrependText | CutText | DropToolCalls

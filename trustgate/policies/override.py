@@ -74,14 +74,17 @@ class Override:
         if target.endswith(".tool_calls") and isinstance(crossing.claims, list):
             subjects = {f.subject for f in failed if f.subject is not None}
             read = {c.get("id") for c in crossing.claims if isinstance(c, dict)}
-            ids = frozenset(str(i) for i in ((subjects & read) or read) if i is not None)
+            chosen = (subjects & read) or read
+            # a call with no id (a legacy ``function_call``) cannot be named: None stands
+            # for every id-less call, so it goes too instead of being released
+            ids: frozenset[str | None] = frozenset(None if i is None else str(i) for i in chosen)
             if ids:
                 rewrites.append(DropToolCalls(target, ids))
                 records.append(
                     OverrideRecord(
                         kind="tool_call_block",
                         target=target,
-                        before=sorted(ids),
+                        before=sorted(ids, key=str),
                         after=None,
                         reason=reason,
                         verifier=failed[0].verifier,

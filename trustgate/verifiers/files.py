@@ -253,7 +253,9 @@ class GroundingCheck:
                 artifact_id = self._acquire(entry, evidence, ledger, subject, findings)
                 if artifact_id is not None:
                     ids.append(artifact_id)
-                    findings[-1] = _with_detail(findings[-1], field=name)
+                    # an id already in the ledger adds no finding of its own
+                    for k in range(before, len(findings)):
+                        findings[k] = _with_detail(findings[k], field=name)
                 else:  # evidence that could not be acquired is struck from the proposal
                     for k in range(before, len(findings)):
                         findings[k] = _with_detail(findings[k], strike=[name, "evidence", i])

@@ -1,0 +1,331 @@
+"""Which database, and everything a guarded graph keeps in it, opened together.
+
+``connect()`` / ``aconnect()`` pick the backend from a URL (SQLite by default,
+PostgreSQL for ``postgresql://``), and return LangGraph's own checkpointer wrapped
+by :class:`~trustgate.persistence.ReportingSaver`, LangGraph's store, the artifact
+ledger and the report log, all on that one database. Scale-out is then what
+LangGraph users already do: many worker processes, one PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+from collections.abc import Callable, Generator, Iterator, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from trustgate._meta import install_hint
+from trustgate._report import Report
+from trustgate.errors import ConfigurationError
+from trustgate.evidence.ledger import ArtifactLedger
+from trustgate.persistence._log import ReportHistory
+from trustgate.persistence._saver import ReportingSaver
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from langgraph.store.base import BaseStore
+
+__all__ = [
+    "DEFAULT_DATABASE",
+    "ENV_VAR",
+    "AsyncPersistence",
+    "Backend",
+    "Persistence",
+    "aconnect",
+    "connect",
+    "history",
+    "open_report_log",
+    "resolve_url",
+]
+
+logger = logging.getLogger(__name__)
+
+ENV_VAR = "TRUSTGATE_DATABASE_URL"
+DEFAULT_DATABASE = ".trustgate/trustgate.db"
+
+Backend = Literal["sqlite", "postgres"]
+
+
+def resolve_url(url: str | os.PathLike[str] | None = None) -> tuple[Backend, str]:
+    """Which database: the argument, else ``TRUSTGATE_DATABASE_URL``, else the default.
+
+    Returns ``("postgres", url)`` or ``("sqlite", path)``. Plain paths and
+    SQLAlchemy-style ``sqlite:///relative.db`` / ``sqlite:////absolute.db`` are
+    SQLite; ``postgresql://`` / ``postgres://`` are PostgreSQL.
+    """
+    raw = os.fspath(url) if url is not None else os.environ.get(ENV_VAR) or DEFAULT_DATABASE
+    raw = raw.strip()
+    if not raw:
+        raise ConfigurationError(f"empty database URL (argument or {ENV_VAR})")
+    lowered = raw.lower()
+    if lowered.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
+        return "postgres", re.sub(r"^postgresql\+psycopg://", "postgresql://", raw, flags=re.I)
+    if lowered.startswith("sqlite:"):
+        path = re.sub(r"^sqlite:(///|//)?", "", raw, flags=re.I)
+        if not path:
+            raise ConfigurationError(f"no path in SQLite URL {raw!r}")
+        raw = path
+    elif "://" in raw:
+        scheme = raw.split("://", 1)[0]
+        raise ConfigurationError(
+            f"unsupported database URL scheme {scheme!r}: use a SQLite path "
+            "(.trustgate/trustgate.db, sqlite:///path) or postgresql://..."
+        )
+    if raw == ":memory:":
+        raise ConfigurationError(
+            "connect() needs a database file; for an in-memory graph wrap langgraph's "
+            "InMemorySaver: ReportingSaver(InMemorySaver(), InMemoryReportHistory())"
+        )
+    return "sqlite", raw
+
+
+def _pg() -> ModuleType:
+    """The PostgreSQL module, imported only when a postgresql:// URL is used."""
+    try:
+        from trustgate.persistence import _postgres
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"PostgreSQL needs the 'postgres' extra: {install_hint('postgres')} ({exc})"
+        ) from None
+    return _postgres
+
+
+def _close_quietly(fn: Callable[[], Any], what: str) -> None:
+    try:
+        fn()
+    except Exception as exc:
+        # Closing is best effort: one connection failing to close must not keep
+        # the others open, and the caller is done with them anyway.
+        logger.warning("closing %s failed: %s", what, exc)
+
+
+class Persistence:
+    """A ready checkpointer, store, artifact ledger and report log on one database.
+
+    Use it as a context manager (or call :meth:`close`). Attributes:
+
+    * ``checkpointer``: a :class:`~trustgate.persistence.ReportingSaver` around
+      ``SqliteSaver`` / ``PostgresSaver`` (set up), for ``compile``; the wrapped
+      saver is ``checkpointer.saver``;
+    * ``store``: ``SqliteStore`` / ``PostgresStore`` (set up), for ``compile``;
+    * ``ledger``: the artifact ledger (:class:`~trustgate.SqliteLedger` /
+      :class:`~trustgate.PostgresLedger`);
+    * ``report_log``: :class:`~trustgate.persistence.ReportHistory` over every
+      logged crossing.
+    """
+
+    def __init__(
+        self,
+        *,
+        backend: Backend,
+        url: str,
+        checkpointer: ReportingSaver,
+        store: BaseStore,
+        ledger: ArtifactLedger,
+        report_log: ReportHistory,
+        closers: Sequence[Callable[[], Any]],
+    ) -> None:
+        self.backend = backend
+        self.url = url
+        self.checkpointer = checkpointer
+        self.store = store
+        self.ledger = ledger
+        self.report_log = report_log
+        self._closers = list(closers)
+        self._closed = False
+
+    def __repr__(self) -> str:
+        from trustgate.evidence.ledger_postgres import redact
+
+        return f"{type(self).__name__}({self.backend}, {redact(self.url)!r})"
+
+    def history(
+        self,
+        thread: str | None = None,
+        gate: str | None = None,
+        since: str | datetime | None = None,
+        *,
+        limit: int | None = None,
+    ) -> list[Report]:
+        """Shortcut for ``self.report_log.history(...)``."""
+        return self.report_log.history(thread, gate, since, limit=limit)
+
+    def reconcile(self, thread: str | None = None) -> int:
+        """Log what the checkpoints hold and the log lacks (one thread, or all).
+
+        Only needed after a crash, for threads nobody reads again; see
+        :mod:`trustgate.persistence`. Returns how many reports were added.
+        """
+        return self.checkpointer.reconcile(_thread_config(thread))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for fn in reversed(self._closers):
+            _close_quietly(fn, f"a {self.backend} connection")
+
+    def __enter__(self) -> Persistence:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _thread_config(thread: str | None) -> Any:
+    return None if thread is None else {"configurable": {"thread_id": thread}}
+
+
+class AsyncPersistence(Persistence):
+    """:class:`Persistence` with the async savers and stores (for ``ainvoke``/``astream``).
+
+    The ledger keeps its sync API; the report log is also read with
+    :meth:`ahistory`.
+    """
+
+    def __init__(self, *, aclosers: Sequence[Callable[[], Any]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._aclosers = list(aclosers)
+
+    async def ahistory(
+        self,
+        thread: str | None = None,
+        gate: str | None = None,
+        since: str | datetime | None = None,
+        *,
+        limit: int | None = None,
+    ) -> list[Report]:
+        return await self.report_log.ahistory(thread, gate, since, limit=limit)
+
+    async def areconcile(self, thread: str | None = None) -> int:
+        """Async :meth:`Persistence.reconcile`."""
+        return await self.checkpointer.areconcile(_thread_config(thread))
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        for fn in reversed(self._aclosers):
+            try:
+                await fn()
+            except Exception as exc:
+                logger.warning("closing an async %s connection failed: %s", self.backend, exc)
+        self.close()
+
+    async def __aenter__(self) -> AsyncPersistence:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def connect(url: str | os.PathLike[str] | None = None) -> Persistence:
+    """Open (and set up) the trustgate database; returns checkpointer, store, ledger, log.
+
+    ``url``: a SQLite path or ``sqlite:///path`` (default ``.trustgate/trustgate.db``,
+    created), or ``postgresql://user@host/db`` (needs the ``postgres`` extra).
+    Without an argument, ``TRUSTGATE_DATABASE_URL`` is used when set.
+
+    Example:
+        ```python
+        with connect("postgresql://app@db/trust") as db:
+            app = graph.compile(checkpointer=db.checkpointer, store=db.store)
+        ```
+    """
+    backend, target = resolve_url(url)
+    if backend == "postgres":
+        pg: Persistence = _pg().connect_postgres(target)
+        return pg
+    from trustgate.persistence._sqlite import connect_sqlite
+
+    return connect_sqlite(target)
+
+
+class _AsyncConnect:
+    """What :func:`aconnect` returns: await it, or use it as ``async with``."""
+
+    def __init__(self, url: str | os.PathLike[str] | None) -> None:
+        self._url = url
+        self._db: AsyncPersistence | None = None
+
+    def __await__(self) -> Generator[Any, None, AsyncPersistence]:
+        return _aconnect(self._url).__await__()
+
+    async def __aenter__(self) -> AsyncPersistence:
+        self._db = await _aconnect(self._url)
+        return self._db
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._db is not None:
+            await self._db.aclose()
+
+
+def aconnect(url: str | os.PathLike[str] | None = None) -> _AsyncConnect:
+    """Async :func:`connect`: ``AsyncSqliteSaver``/``AsyncSqliteStore`` or the Postgres ones.
+
+    Use it as an async context manager (closed on exit) or await it (then call
+    ``await db.aclose()``).
+
+    Example:
+        ```python
+        async with aconnect() as db:
+            app = graph.compile(checkpointer=db.checkpointer, store=db.store)
+            await app.ainvoke(inputs, config)
+
+        db = await aconnect("postgresql://app@db/trust")
+        ```
+    """
+    return _AsyncConnect(url)
+
+
+async def _aconnect(url: str | os.PathLike[str] | None) -> AsyncPersistence:
+    backend, target = resolve_url(url)
+    if backend == "postgres":
+        apg: AsyncPersistence = await _pg().aconnect_postgres(target)
+        return apg
+    from trustgate.persistence._sqlite import aconnect_sqlite
+
+    return await aconnect_sqlite(target)
+
+
+def history(
+    thread: str | None = None,
+    gate: str | None = None,
+    since: str | datetime | None = None,
+    *,
+    url: str | os.PathLike[str] | None = None,
+    limit: int | None = None,
+) -> list[Report]:
+    """Every logged crossing report, oldest first (the audit trail).
+
+    Opens the database named by ``url`` / ``TRUSTGATE_DATABASE_URL`` / the default
+    only to read the report log; it does not set up checkpoint tables.
+
+    Example:
+        ```python
+        for r in history(thread="t1", since="2h"):
+            print(r.finished_at, r.gate, r.decision, [o.kind for o in r.overrides])
+        ```
+    """
+    with open_report_log(url) as log:
+        return log.history(thread, gate, since, limit=limit)
+
+
+@contextlib.contextmanager
+def open_report_log(url: str | os.PathLike[str] | None = None) -> Iterator[ReportHistory]:
+    """Just the report log of a database (what ``trustgate history`` reads)."""
+    backend, target = resolve_url(url)
+    if backend == "postgres":
+        with _pg().open_pg_report_log(target) as pg_log:
+            yield pg_log
+        return
+    from trustgate.persistence._sqlite import open_sqlite_report_log
+
+    log = open_sqlite_report_log(target)
+    try:
+        yield log
+    finally:
+        log.close()
