@@ -863,6 +863,39 @@ def test_intermediate_state_inside_a_guarded_subgraph() -> None:
     a.assert_blocked()
 
 
+def test_a_guarded_subgraphs_steps_stream_only_when_declared() -> None:
+    """Nested stream events show states the gate never inspected: with ``subgraph``
+    declared they stream as LangGraph streams them, without it only the node's
+    verified output does."""
+
+    def draft(state: S) -> dict[str, Any]:
+        return {"verdict": TRUE_TEXT}
+
+    sub = StateGraph(S)
+    sub.add_node("draft", draft)
+    sub.add_edge(START, "draft")
+
+    def nested(passthrough: list[str]) -> list[Any]:
+        gate = TrustGate(
+            "verdict", reads=FromKey("verdict"), verifiers=[CHECK], passthrough=passthrough
+        )
+        app = trustgate.guard(graph(sub.compile()), {"agent": gate}).compile()
+        items = app.stream(
+            {"messages": [HumanMessage("go")]}, stream_mode="updates", subgraphs=True
+        )
+        return [data for ns, data in items if ns]
+
+    plain = [
+        data
+        for ns, data in graph(sub.compile())
+        .compile()
+        .stream({"messages": [HumanMessage("go")]}, stream_mode="updates", subgraphs=True)
+        if ns
+    ]
+    assert plain and nested(["subgraph"]) == plain
+    assert nested([]) == []
+
+
 def test_push_message_writes_state_during_the_run() -> None:
     """``push_message`` writes to the messages channel through the task's send function
     while the node runs, not through its return value."""

@@ -551,6 +551,15 @@ class GuardedNode:
             can_rerender=True,
         )
 
+    @property
+    def _nested_passes(self) -> bool:
+        """Whether what a subgraph inside the node did on the way (its nested stream
+        events, its checkpoints) may be released with a passing output. The gate
+        inspects what the node returns, not the states in between: a draft a later
+        inner node replaced was never verified, so it is released only when a gate
+        declares it (``passthrough=["subgraph"]`` or ``"*"``)."""
+        return any(covered("subgraph", g.passthrough) for g in self.gates)
+
     def _withhold(self, exc: BaseException) -> None:
         """A node's error is output too: a parse failure quotes the raw model output,
         and LangGraph keeps the error with the task in the checkpoint and shows it in
@@ -621,7 +630,7 @@ class GuardedNode:
                     writer({"trustgate": r})
             raise HaltedInGraph(last.report)
         released = last.output
-        hold.release(everything=not released.rewritten and not carry)
+        hold.release(everything=not released.rewritten and not carry, nested=self._nested_passes)
         hold.close()
         if writer is not None:
             for r in reports:
@@ -682,7 +691,7 @@ class GuardedNode:
             if chain.last.route != "rerender" or decision is None:
                 if chain.last.route != "release":
                     _compat.keep_aside(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
-                elif _unchanged(chain):
+                elif _unchanged(chain) and self._nested_passes:
                     hold.keep_checkpoints()
                 return self._finish(config, chain, reports, hold, carry, key, raised)
             hold.close()
@@ -731,7 +740,7 @@ class GuardedNode:
                     await _compat.akeep_aside(
                         config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
                     )
-                elif _unchanged(chain):
+                elif _unchanged(chain) and self._nested_passes:
                     await hold.akeep_checkpoints()
                 return self._finish(config, chain, reports, hold, carry, key, raised)
             hold.close()

@@ -86,7 +86,7 @@ class StreamHold:
         values: dict[str, Any] = {}
         protocol = _compat.stream_protocol(config)
         if protocol is not None:
-            sink = _Sink(self, protocol, "stream")
+            sink = _Sink(self, protocol, "nested")
             values["stream"] = _compat.new_stream_protocol(sink, set(protocol.modes))
         runtime = _compat.runtime(config)
         if runtime is not None and hasattr(runtime, "override"):
@@ -205,7 +205,7 @@ class StreamHold:
         self._copies.clear()
         self.config = {}
 
-    def release(self, *, everything: bool) -> None:
+    def release(self, *, everything: bool, nested: bool = True) -> None:
         """Replay what is held: everything (the gate passed the output unchanged), or
         only the stream-writer payloads (the gate rewrote something; the rewritten
         messages reach the stream when the node returns)."""
@@ -224,8 +224,8 @@ class StreamHold:
                 finally:
                     if token is not None:
                         var_child_runnable_config.reset(token)
-            elif not everything:
-                continue
+            elif not everything or (sink.kind == "nested" and not nested):
+                continue  # nested graphs' own events: released only when declared
             elif how == "call":
                 sink.real(item)
             else:
