@@ -357,6 +357,7 @@ class GuardedNode:
             sent=hold.sent,
         )
         out.custom = list(hold.custom)
+        out.store_writes = hold.held_store if hold.held_store is not None else hold.store_writes()
         # the gate's own feedback to the node (it quotes the findings, so possibly the
         # lie) comes back when an agent returns its whole history: it is not the
         # node's output, and it is not released
@@ -392,6 +393,7 @@ class GuardedNode:
                     "raised": False,
                     "custom": list(hold.custom),
                     "sent": list(hold.sent),
+                    "store": [tuple(op) for op in hold.store_writes()],
                 }
             )
         except BaseException as exc:
@@ -402,6 +404,7 @@ class GuardedNode:
                         "raised": True,
                         "custom": list(hold.custom),
                         "sent": list(hold.sent),
+                        "store": [tuple(op) for op in hold.store_writes()],
                     }
                 )
             if _compat.is_interrupt(exc):
@@ -426,6 +429,7 @@ class GuardedNode:
                     "raised": False,
                     "custom": list(hold.custom),
                     "sent": list(hold.sent),
+                    "store": [tuple(op) for op in hold.store_writes()],
                 }
             )
         except BaseException as exc:
@@ -436,6 +440,7 @@ class GuardedNode:
                         "raised": True,
                         "custom": list(hold.custom),
                         "sent": list(hold.sent),
+                        "store": [tuple(op) for op in hold.store_writes()],
                     }
                 )
             if _compat.is_interrupt(exc):
@@ -464,6 +469,7 @@ class GuardedNode:
             hold = box.get("hold") or StreamHold({})
             hold.custom = list(got.get("custom") or [])
             hold.sent = [tuple(w) for w in got.get("sent") or []]
+            hold.held_store = [_compat.put_op(op) for op in got.get("store") or []]
             value = got["value"]
             if got["raised"]:
                 value = _compat.readdress(value, config)
@@ -502,6 +508,7 @@ class GuardedNode:
             hold = box.get("hold") or StreamHold({})
             hold.custom = list(got.get("custom") or [])
             hold.sent = [tuple(w) for w in got.get("sent") or []]
+            hold.held_store = [_compat.put_op(op) for op in got.get("store") or []]
             value = got["value"]
             if got["raised"]:
                 value = _compat.readdress(value, config)
@@ -636,6 +643,8 @@ class GuardedNode:
             for r in reports:
                 if r.decision != "pass":
                     writer({"trustgate": r})
+        if released.store_writes and not _compat.put_to_store(config, released.store_writes):
+            raise HaltedInGraph(last.report)  # unreachable: a write was held, so a store exists
         sent = released.sent_writes()
         if sent and not _compat.send(config, sent):
             raise HaltedInGraph(last.report)  # unreachable: a send was captured, so one exists
@@ -742,6 +751,13 @@ class GuardedNode:
                     )
                 elif _unchanged(chain) and self._nested_passes:
                     await hold.akeep_checkpoints()
+                released = chain.last.output
+                if chain.last.route == "release" and released and released.store_writes:
+                    # an async store is written from the loop, not through its sync bridge
+                    store = getattr(_compat.runtime(config), "store", None)
+                    if store is not None:
+                        await store.abatch(list(released.store_writes))
+                        released.store_writes = []
                 return self._finish(config, chain, reports, hold, carry, key, raised)
             hold.close()
             if decision.carry:

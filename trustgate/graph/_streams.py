@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from trustgate.graph import _compat
-from trustgate.graph._held import HeldSaver
+from trustgate.graph._held import HeldSaver, HeldStore
 
 __all__ = ["StreamHold"]
 
@@ -78,6 +78,8 @@ class StreamHold:
         self.sent: list[tuple[str, Any]] = []  # channel writes made during the run
         self._copies: list[tuple[Any, Any]] = []  # (copy, original) message handlers
         self.saver: HeldSaver | None = None
+        self.store: HeldStore | None = None
+        self.held_store: list[Any] | None = None  # a durable task's store writes, unsealed
         self.config = self._hold(config)
 
     # -- swapping sinks ---------------------------------------------------------------
@@ -90,7 +92,13 @@ class StreamHold:
             values["stream"] = _compat.new_stream_protocol(sink, set(protocol.modes))
         runtime = _compat.runtime(config)
         if runtime is not None and hasattr(runtime, "override"):
-            values["runtime"] = runtime.override(stream_writer=self._writer(runtime.stream_writer))
+            extra: dict[str, Any] = {}
+            if getattr(runtime, "store", None) is not None:
+                self.store = HeldStore(runtime.store)
+                extra["store"] = self.store
+            values["runtime"] = runtime.override(
+                stream_writer=self._writer(runtime.stream_writer), **extra
+            )
         real_send = _compat.sender(config)
         if real_send is not None:
             # writes made while the node runs (push_message, push_ui_message, a raw
@@ -184,6 +192,8 @@ class StreamHold:
         self.events.clear()
         self.custom.clear()
         self.sent.clear()
+        if self.store is not None:
+            self.store.take()
 
     def keep_checkpoints(self) -> None:
         """The output passed unchanged, or the subgraph paused: its rows are kept."""
@@ -193,6 +203,9 @@ class StreamHold:
     async def akeep_checkpoints(self) -> None:
         if self.saver is not None:
             await self.saver.aflush()
+
+    def store_writes(self) -> list[Any]:
+        return list(self.store.ops) if self.store is not None else []
 
     def close(self) -> None:
         """Break the references back to the run (its config, its sinks) so that the
