@@ -381,7 +381,7 @@ class GuardedNode:
         change its copy in place while it runs."""
         input = _take_request(key)
         config = var_child_runnable_config.get() or {}
-        hold = StreamHold(dict(config))
+        hold = StreamHold(dict(config), hold_store=self._store_held)
         box = _HOLD.get()
         if box is not None:
             box["hold"] = hold
@@ -416,7 +416,7 @@ class GuardedNode:
     async def _adurable_call(self, key: str) -> dict[str, Any]:
         input = _take_request(key)
         config = var_child_runnable_config.get() or {}
-        hold = StreamHold(dict(config))
+        hold = StreamHold(dict(config), hold_store=self._store_held)
         box = _HOLD.get()
         if box is not None:
             box["hold"] = hold
@@ -474,7 +474,7 @@ class GuardedNode:
             if got["raised"]:
                 value = _compat.readdress(value, config)
             return value, bool(got["raised"]), hold
-        hold = StreamHold(config)
+        hold = StreamHold(config, hold_store=self._store_held)
         try:
             return (
                 _in_config(hold.config, lambda: self.inner.invoke(input, hold.config)),
@@ -513,7 +513,7 @@ class GuardedNode:
             if got["raised"]:
                 value = _compat.readdress(value, config)
             return value, bool(got["raised"]), hold
-        hold = StreamHold(config)
+        hold = StreamHold(config, hold_store=self._store_held)
         current = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
         try:
             return await self.inner.ainvoke(input, hold.config), False, hold
@@ -557,6 +557,12 @@ class GuardedNode:
             config=config,
             can_rerender=True,
         )
+
+    @property
+    def _store_held(self) -> bool:
+        """A gate that lets everything through (``"*"``) leaves the node the run's own
+        store; otherwise its store writes wait for the gate."""
+        return not any("*" in g.passthrough for g in self.gates)
 
     @property
     def _nested_passes(self) -> bool:

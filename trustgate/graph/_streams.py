@@ -72,7 +72,8 @@ def _clone(obj: Any) -> Any:
 class StreamHold:
     """The buffered sinks of one guarded task (see the module docstring)."""
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: dict[str, Any], *, hold_store: bool = True) -> None:
+        self._hold_store = hold_store
         self.events: list[tuple[_Sink, str, Any, Any]] = []
         self.custom: list[Any] = []
         self.sent: list[tuple[str, Any]] = []  # channel writes made during the run
@@ -93,7 +94,7 @@ class StreamHold:
         runtime = _compat.runtime(config)
         if runtime is not None and hasattr(runtime, "override"):
             extra: dict[str, Any] = {}
-            if getattr(runtime, "store", None) is not None:
+            if self._hold_store and getattr(runtime, "store", None) is not None:
                 self.store = HeldStore(runtime.store)
                 extra["store"] = self.store
             values["runtime"] = runtime.override(
