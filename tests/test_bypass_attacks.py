@@ -862,6 +862,39 @@ def test_intermediate_state_inside_a_guarded_subgraph() -> None:
     a.assert_blocked()
 
 
+def test_a_guarded_subgraphs_steps_stream_only_when_declared() -> None:
+    """Nested stream events show states the gate never inspected: with ``subgraph``
+    declared they stream as LangGraph streams them, without it only the node's
+    verified output does."""
+
+    def draft(state: S) -> dict[str, Any]:
+        return {"verdict": TRUE_TEXT}
+
+    sub = StateGraph(S)
+    sub.add_node("draft", draft)
+    sub.add_edge(START, "draft")
+
+    def nested(passthrough: list[str]) -> list[Any]:
+        gate = TrustGate(
+            "verdict", reads=FromKey("verdict"), verifiers=[CHECK], passthrough=passthrough
+        )
+        app = trustgate.guard(graph(sub.compile()), {"agent": gate}).compile()
+        items = app.stream(
+            {"messages": [HumanMessage("go")]}, stream_mode="updates", subgraphs=True
+        )
+        return [data for ns, data in items if ns]
+
+    plain = [
+        data
+        for ns, data in graph(sub.compile())
+        .compile()
+        .stream({"messages": [HumanMessage("go")]}, stream_mode="updates", subgraphs=True)
+        if ns
+    ]
+    assert plain and nested(["subgraph"]) == plain
+    assert nested([]) == []
+
+
 def test_push_message_writes_state_during_the_run() -> None:
     """``push_message`` writes to the messages channel through the task's send function
     while the node runs, not through its return value."""
@@ -937,6 +970,39 @@ def test_store_put_when_the_gate_halts() -> None:
     assert a.halted
 
 
+@pytest.mark.parametrize("way", ["sync", "async"])
+def test_a_declared_store_write_lands_when_the_gate_releases(way: str) -> None:
+    from langgraph.runtime import Runtime
+
+    def agent(state: S, runtime: Runtime[Any]) -> dict[str, Any]:
+        assert runtime.store is not None
+        runtime.store.put(("memories",), "refund", {"text": TRUE_TEXT})
+        seen = runtime.store.get(("memories",), "refund")  # the node reads its own write
+        assert seen is not None and seen.value == {"text": TRUE_TEXT}
+        return {"messages": [AIMessage(TRUE_TEXT)]}
+
+    store = InMemoryStore()
+    gate = text_gate(passthrough=["store"])
+    app = trustgate.guard(graph(agent), {"agent": gate}).compile(store=store)
+    inputs = {"messages": [HumanMessage("go")]}
+    if way == "sync":
+        app.invoke(inputs)
+    else:
+        asyncio.run(app.ainvoke(inputs))
+    item = store.get(("memories",), "refund")
+    assert item is not None and item.value == {"text": TRUE_TEXT}
+    undeclared = trustgate.guard(graph(agent), {"agent": text_gate()}).compile(
+        store=InMemoryStore()
+    )
+    with pytest.raises(GateHalted, match="unverified_output"):
+        undeclared.invoke(inputs)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limitation: a functional-API task called inside a guarded node is "
+    "checkpointed and streamed by LangGraph as it completes, before the gate decides",
+)
 def test_task_inside_the_guarded_node() -> None:
     """A functional-API ``@task`` called inside the node: its result is checkpointed
     as the task runs, before any gate decides."""
@@ -1586,6 +1652,12 @@ def test_an_undeclared_tool_result_is_named_by_its_kind() -> None:
     assert ok.invoke({"messages": [HumanMessage("go")]})["messages"][-1].text == TRUE_TEXT
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limitation: a callback handler that is not one of LangGraph's stream "
+    "handlers receives tokens while the node runs; trustgate cannot tell which of the "
+    "user's handlers publish and which only record",
+)
 def test_users_own_streaming_callback_handler() -> None:
     """Apps stream tokens to their UI with their own callback handler (not one of
     LangGraph's stream handlers): it gets the lying tokens while the node runs."""
@@ -1668,6 +1740,11 @@ def _refund_agent(recorder: Recorder) -> Any:
     return create_agent(lying_model(reply, repeat_last=True), [refund])
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limitation: a tool inside a guarded agent runs before the gate on the "
+    "agent sees anything; guard the agent's model node to stop the call (next test)",
+)
 def test_tool_inside_a_guarded_agent_node_runs_before_the_gate() -> None:
     """Guarding a whole agent (a subgraph node) checks what the agent hands on, after
     its own tools ran: the refund runs with the lie inside the guarded node. Nothing

@@ -354,6 +354,7 @@ class NodeOutput:
     was_rewritten: bool = False  # re-read from a rebuilt value (see ``reread``)
     unreadable: list[str] = field(default_factory=list)  # parts no reader can ever cover
     interrupts: list[Any] = field(default_factory=list)  # the node paused: what it showed
+    store_writes: list[Any] = field(default_factory=list)  # PutOps held from the store
     _root_index: int = 0
     _replaced: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     _messages_replaced: dict[tuple[int, int | None], BaseMessage] = field(default_factory=dict)
@@ -588,6 +589,9 @@ class NodeOutput:
                 yield w.key, f"state key {w.key!r}"
         for n, what in enumerate(self.unreadable):
             yield f"unreadable[{n}]", what
+        for n, op in enumerate(self.store_writes):
+            what = "a delete from" if op.value is None else "a write to"
+            yield f"store[{n}]", f"{what} the store at {'/'.join(op.namespace)}:{op.key}"
         for n, _payload in enumerate(self.interrupts):
             yield f"interrupt[{n}]", "what the node shows a person while it waits"
         names = [t for t in self.routes if not isinstance(t, Send)]
@@ -664,6 +668,7 @@ class NodeOutput:
         )
         fresh.custom = list(self.custom)
         fresh.interrupts = list(self.interrupts)
+        fresh.store_writes = list(self.store_writes)
         fresh.was_rewritten = self.rewritten
         return fresh
 

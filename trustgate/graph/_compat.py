@@ -147,6 +147,23 @@ def bookkeeping_channels() -> frozenset[str]:
     return frozenset({RESUME})
 
 
+def put_op(fields: Sequence[Any]) -> Any:
+    """A store write from the plain tuple a durable task's sealed result keeps."""
+    from langgraph.store.base import PutOp
+
+    return PutOp(*fields)
+
+
+def put_to_store(config: Mapping[str, Any], ops: Sequence[Any]) -> bool:
+    """Apply held store writes to the run's real store (sync: an async-only store is
+    driven by the sync bridge LangGraph's stores provide)."""
+    store = getattr(runtime(config), "store", None)
+    if store is None:
+        return False
+    store.batch(list(ops))
+    return True
+
+
 def sender(config: Mapping[str, Any]) -> Any:
     """The running task's channel-write function, if it has one."""
     return conf(config).get(_k().CONFIG_KEY_SEND)

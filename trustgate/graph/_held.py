@@ -19,10 +19,12 @@ import builtins
 import copy
 import logging
 import threading
-from collections.abc import AsyncIterator, Collection, Iterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
     ChannelVersions,
@@ -32,7 +34,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.memory import InMemorySaver
 
-__all__ = ["HeldSaver"]
+__all__ = ["HeldSaver", "HeldStore"]
 
 logger = logging.getLogger(__name__)
 
@@ -235,3 +237,64 @@ class HeldSaver(BaseCheckpointSaver[Any]):
                     self.real.put(*args)
                 else:
                     self.real.put_writes(*args)
+
+
+class HeldStore(BaseStore):
+    """A guarded node's writes to the long-term store, held until its gate decides.
+
+    A node that puts a model's claim into the store while it runs would publish it to
+    every later run before any gate looked. Puts and deletes are kept here (reads see
+    them, so the node behaves as with the real store) and written to the real store
+    when the gate releases the output; a halt or a failed attempt drops them.
+    Searches and namespace listings read the real store only.
+    """
+
+    def __init__(self, real: BaseStore) -> None:
+        self.real = real
+        self.ops: list[PutOp] = []
+
+    def _pending(self, namespace: tuple[str, ...], key: str) -> PutOp | None:
+        for op in reversed(self.ops):
+            if op.namespace == namespace and op.key == key:
+                return cast(PutOp, op)
+        return None
+
+    def _split(self, ops: Iterable[Op]) -> tuple[list[Result | None], list[tuple[int, Op]]]:
+        results: list[Result | None] = []
+        passed: list[tuple[int, Op]] = []
+        for i, op in enumerate(ops):
+            results.append(None)
+            if isinstance(op, PutOp):
+                self.ops.append(op)
+            elif isinstance(op, GetOp) and (held := self._pending(op.namespace, op.key)):
+                if held.value is not None:
+                    now = datetime.now(UTC)
+                    results[i] = Item(
+                        value=dict(held.value),
+                        key=held.key,
+                        namespace=held.namespace,
+                        created_at=now,
+                        updated_at=now,
+                    )
+            else:
+                passed.append((i, op))
+        return results, passed
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        results, passed = self._split(ops)
+        if passed:
+            for (i, _), got in zip(passed, self.real.batch([op for _, op in passed]), strict=True):
+                results[i] = got
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        results, passed = self._split(ops)
+        if passed:
+            got_all = await self.real.abatch([op for _, op in passed])
+            for (i, _), got in zip(passed, got_all, strict=True):
+                results[i] = got
+        return results
+
+    def take(self) -> list[PutOp]:
+        ops, self.ops = self.ops, []
+        return ops

@@ -357,6 +357,7 @@ class GuardedNode:
             sent=hold.sent,
         )
         out.custom = list(hold.custom)
+        out.store_writes = hold.held_store if hold.held_store is not None else hold.store_writes()
         # the gate's own feedback to the node (it quotes the findings, so possibly the
         # lie) comes back when an agent returns its whole history: it is not the
         # node's output, and it is not released
@@ -380,7 +381,7 @@ class GuardedNode:
         change its copy in place while it runs."""
         input = _take_request(key)
         config = var_child_runnable_config.get() or {}
-        hold = StreamHold(dict(config))
+        hold = StreamHold(dict(config), hold_store=self._store_held)
         box = _HOLD.get()
         if box is not None:
             box["hold"] = hold
@@ -392,6 +393,7 @@ class GuardedNode:
                     "raised": False,
                     "custom": list(hold.custom),
                     "sent": list(hold.sent),
+                    "store": [tuple(op) for op in hold.store_writes()],
                 }
             )
         except BaseException as exc:
@@ -402,6 +404,7 @@ class GuardedNode:
                         "raised": True,
                         "custom": list(hold.custom),
                         "sent": list(hold.sent),
+                        "store": [tuple(op) for op in hold.store_writes()],
                     }
                 )
             if _compat.is_interrupt(exc):
@@ -413,7 +416,7 @@ class GuardedNode:
     async def _adurable_call(self, key: str) -> dict[str, Any]:
         input = _take_request(key)
         config = var_child_runnable_config.get() or {}
-        hold = StreamHold(dict(config))
+        hold = StreamHold(dict(config), hold_store=self._store_held)
         box = _HOLD.get()
         if box is not None:
             box["hold"] = hold
@@ -426,6 +429,7 @@ class GuardedNode:
                     "raised": False,
                     "custom": list(hold.custom),
                     "sent": list(hold.sent),
+                    "store": [tuple(op) for op in hold.store_writes()],
                 }
             )
         except BaseException as exc:
@@ -436,6 +440,7 @@ class GuardedNode:
                         "raised": True,
                         "custom": list(hold.custom),
                         "sent": list(hold.sent),
+                        "store": [tuple(op) for op in hold.store_writes()],
                     }
                 )
             if _compat.is_interrupt(exc):
@@ -464,11 +469,12 @@ class GuardedNode:
             hold = box.get("hold") or StreamHold({})
             hold.custom = list(got.get("custom") or [])
             hold.sent = [tuple(w) for w in got.get("sent") or []]
+            hold.held_store = [_compat.put_op(op) for op in got.get("store") or []]
             value = got["value"]
             if got["raised"]:
                 value = _compat.readdress(value, config)
             return value, bool(got["raised"]), hold
-        hold = StreamHold(config)
+        hold = StreamHold(config, hold_store=self._store_held)
         try:
             return (
                 _in_config(hold.config, lambda: self.inner.invoke(input, hold.config)),
@@ -502,11 +508,12 @@ class GuardedNode:
             hold = box.get("hold") or StreamHold({})
             hold.custom = list(got.get("custom") or [])
             hold.sent = [tuple(w) for w in got.get("sent") or []]
+            hold.held_store = [_compat.put_op(op) for op in got.get("store") or []]
             value = got["value"]
             if got["raised"]:
                 value = _compat.readdress(value, config)
             return value, bool(got["raised"]), hold
-        hold = StreamHold(config)
+        hold = StreamHold(config, hold_store=self._store_held)
         current = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
         try:
             return await self.inner.ainvoke(input, hold.config), False, hold
@@ -550,6 +557,21 @@ class GuardedNode:
             config=config,
             can_rerender=True,
         )
+
+    @property
+    def _store_held(self) -> bool:
+        """A gate that lets everything through (``"*"``) leaves the node the run's own
+        store; otherwise its store writes wait for the gate."""
+        return not any("*" in g.passthrough for g in self.gates)
+
+    @property
+    def _nested_passes(self) -> bool:
+        """Whether what a subgraph inside the node did on the way (its nested stream
+        events, its checkpoints) may be released with a passing output. The gate
+        inspects what the node returns, not the states in between: a draft a later
+        inner node replaced was never verified, so it is released only when a gate
+        declares it (``passthrough=["subgraph"]`` or ``"*"``)."""
+        return any(covered("subgraph", g.passthrough) for g in self.gates)
 
     def _withhold(self, exc: BaseException) -> None:
         """A node's error is output too: a parse failure quotes the raw model output,
@@ -621,12 +643,14 @@ class GuardedNode:
                     writer({"trustgate": r})
             raise HaltedInGraph(last.report)
         released = last.output
-        hold.release(everything=not released.rewritten and not carry)
+        hold.release(everything=not released.rewritten and not carry, nested=self._nested_passes)
         hold.close()
         if writer is not None:
             for r in reports:
                 if r.decision != "pass":
                     writer({"trustgate": r})
+        if released.store_writes and not _compat.put_to_store(config, released.store_writes):
+            raise HaltedInGraph(last.report)  # unreachable: a write was held, so a store exists
         sent = released.sent_writes()
         if sent and not _compat.send(config, sent):
             raise HaltedInGraph(last.report)  # unreachable: a send was captured, so one exists
@@ -682,7 +706,7 @@ class GuardedNode:
             if chain.last.route != "rerender" or decision is None:
                 if chain.last.route != "release":
                     _compat.keep_aside(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
-                elif _unchanged(chain):
+                elif _unchanged(chain) and self._nested_passes:
                     hold.keep_checkpoints()
                 return self._finish(config, chain, reports, hold, carry, key, raised)
             hold.close()
@@ -731,8 +755,15 @@ class GuardedNode:
                     await _compat.akeep_aside(
                         config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
                     )
-                elif _unchanged(chain):
+                elif _unchanged(chain) and self._nested_passes:
                     await hold.akeep_checkpoints()
+                released = chain.last.output
+                if chain.last.route == "release" and released and released.store_writes:
+                    # an async store is written from the loop, not through its sync bridge
+                    store = getattr(_compat.runtime(config), "store", None)
+                    if store is not None:
+                        await store.abatch(list(released.store_writes))
+                        released.store_writes = []
                 return self._finish(config, chain, reports, hold, carry, key, raised)
             hold.close()
             if decision.carry:

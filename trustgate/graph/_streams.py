@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from trustgate.graph import _compat
-from trustgate.graph._held import HeldSaver
+from trustgate.graph._held import HeldSaver, HeldStore
 
 __all__ = ["StreamHold"]
 
@@ -72,12 +72,15 @@ def _clone(obj: Any) -> Any:
 class StreamHold:
     """The buffered sinks of one guarded task (see the module docstring)."""
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: dict[str, Any], *, hold_store: bool = True) -> None:
+        self._hold_store = hold_store
         self.events: list[tuple[_Sink, str, Any, Any]] = []
         self.custom: list[Any] = []
         self.sent: list[tuple[str, Any]] = []  # channel writes made during the run
         self._copies: list[tuple[Any, Any]] = []  # (copy, original) message handlers
         self.saver: HeldSaver | None = None
+        self.store: HeldStore | None = None
+        self.held_store: list[Any] | None = None  # a durable task's store writes, unsealed
         self.config = self._hold(config)
 
     # -- swapping sinks ---------------------------------------------------------------
@@ -86,11 +89,17 @@ class StreamHold:
         values: dict[str, Any] = {}
         protocol = _compat.stream_protocol(config)
         if protocol is not None:
-            sink = _Sink(self, protocol, "stream")
+            sink = _Sink(self, protocol, "nested")
             values["stream"] = _compat.new_stream_protocol(sink, set(protocol.modes))
         runtime = _compat.runtime(config)
         if runtime is not None and hasattr(runtime, "override"):
-            values["runtime"] = runtime.override(stream_writer=self._writer(runtime.stream_writer))
+            extra: dict[str, Any] = {}
+            if self._hold_store and getattr(runtime, "store", None) is not None:
+                self.store = HeldStore(runtime.store)
+                extra["store"] = self.store
+            values["runtime"] = runtime.override(
+                stream_writer=self._writer(runtime.stream_writer), **extra
+            )
         real_send = _compat.sender(config)
         if real_send is not None:
             # writes made while the node runs (push_message, push_ui_message, a raw
@@ -184,6 +193,8 @@ class StreamHold:
         self.events.clear()
         self.custom.clear()
         self.sent.clear()
+        if self.store is not None:
+            self.store.take()
 
     def keep_checkpoints(self) -> None:
         """The output passed unchanged, or the subgraph paused: its rows are kept."""
@@ -193,6 +204,9 @@ class StreamHold:
     async def akeep_checkpoints(self) -> None:
         if self.saver is not None:
             await self.saver.aflush()
+
+    def store_writes(self) -> list[Any]:
+        return list(self.store.ops) if self.store is not None else []
 
     def close(self) -> None:
         """Break the references back to the run (its config, its sinks) so that the
@@ -205,7 +219,7 @@ class StreamHold:
         self._copies.clear()
         self.config = {}
 
-    def release(self, *, everything: bool) -> None:
+    def release(self, *, everything: bool, nested: bool = True) -> None:
         """Replay what is held: everything (the gate passed the output unchanged), or
         only the stream-writer payloads (the gate rewrote something; the rewritten
         messages reach the stream when the node returns)."""
@@ -224,8 +238,8 @@ class StreamHold:
                 finally:
                     if token is not None:
                         var_child_runnable_config.reset(token)
-            elif not everything:
-                continue
+            elif not everything or (sink.kind == "nested" and not nested):
+                continue  # nested graphs' own events: released only when declared
             elif how == "call":
                 sink.real(item)
             else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -112,8 +113,10 @@ class Review:
             approval = Approval(
                 decision="edit", who=who, what=f"edit {sorted(edited)}", message=_str(message)
             )
+            # the person's values are copied: the graph's reducers fill in ids in place
+            # (add_messages), and a resume value reused later must still read as new
             return Release(
-                tuple(SetPath(k, v) for k, v in edited.items()),
+                tuple(SetPath(k, copy.deepcopy(v)) for k, v in edited.items()),
                 tuple(failed),
                 "review",
                 (
