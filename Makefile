@@ -1,5 +1,14 @@
 # The README's two commands: `make demo` and `make test`. Each sets itself up on a
 # fresh machine (a .venv with the package and everything its tests need).
+#
+#   make test   lint (ruff, formatting, dead code), mypy --strict, the docs build, then every
+#               test tier:
+#               unit, integration (PostgreSQL, Phoenix, MLflow, Chromium, notebooks,
+#               subprocess CLIs), bypass (the bypass matrix) and oracle (LangGraph's own
+#               suite against guarded graphs, ~4 min). What CI runs.
+#   make unit   the unit tier only: in-process tests, no server to install or start
+#               (2,000 tests, about 3 minutes on two shared cores against about 8 for
+#               everything; the tiers are pytest markers, see tests/conftest.py).
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -11,13 +20,14 @@ MLFLOW_VENV   ?= .mlflow-venv
 MLFLOW_STAMP  := $(MLFLOW_VENV)/.trustgate-mlflow-installed
 CHROMIUM      ?= /usr/bin/chromium
 
-.PHONY: demo test lint typecheck unit bench clean phoenix-venv mlflow-venv chromium backends oracle
+.PHONY: demo test lint typecheck docs tests unit bench clean phoenix-venv mlflow-venv chromium backends oracle
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "trustgate needs Python >= 3.11"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp,agents,oracle]'
+	$(BIN)/python -m pip uninstall --quiet --yes trustgate  # the distribution's old name
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp,agents,oracle,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -27,17 +37,27 @@ demo: $(STAMP)
 # side, then the checks run in order.
 test:
 	$(MAKE) --no-print-directory -j4 $(STAMP) $(PHOENIX_STAMP) $(MLFLOW_STAMP) chromium
-	$(MAKE) --no-print-directory lint typecheck unit
+	$(MAKE) --no-print-directory lint typecheck docs tests
 
 lint: $(STAMP)
 	$(BIN)/ruff check trustgate tests bench graphs examples
 	$(BIN)/ruff format --check trustgate tests bench graphs examples
+	$(BIN)/vulture  # dead code ([tool.vulture] in pyproject.toml)
 
 typecheck: $(STAMP)
-	$(BIN)/mypy trustgate graphs
+	$(BIN)/mypy trustgate graphs tests/typecheck
 
-unit: $(STAMP) backends
+# The documentation site (docs/, mkdocs.yml), warnings as errors; its code blocks are run
+# by tests/test_docs.py.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
+
+# every tier
+tests: $(STAMP) backends
 	$(BIN)/python -m pytest -q
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q -m unit
 
 # The real components of the end-to-end telemetry tests, installed side by side.
 backends:
@@ -76,4 +96,4 @@ bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .trustgate .langgraph-oracle test-artifacts
+	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis .trustgate .langgraph-oracle test-artifacts

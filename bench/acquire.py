@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from trustgate import Locator, Workspace
+from trustgate.files import Locator, Workspace
 
 SIZE, REPEATS = 8 * 1000 * 1000, 15
 

@@ -1,6 +1,6 @@
 """Calibrate the draft rules on the labelled corpus before anyone trusts them.
 
-Seed 004: "calibrate on real drafts before trusting the gate". A gate that deletes
+Calibrate on real drafts before trusting the gate. A gate that deletes
 most clean text is an outage; a gate that misses invented causes is a liar. Both
 sides are measured here, the way the held-out scoring measures them: each sentence
 alone, uncited, through ``verify_draft(sentence, record)``, reading ``.removed``.

@@ -17,7 +17,7 @@ model scored on the remaining fifth. The frozen held-out set is not read here: a
 combination is worth a held-out look only if it beats the rules on dev without
 raising plain deletions, and none did (see the README's calibration section).
 
-Needs scikit-learn (``pip install 'trustgate[calibration]'``); nothing at run time
+Needs scikit-learn (``pip install 'langgraph-trustgate[calibration]'``); nothing at run time
 does. Run: ``.venv/bin/python bench/draft_model.py``.
 """
 
@@ -85,7 +85,7 @@ def main() -> int:
         from sklearn.feature_extraction import DictVectorizer
         from sklearn.linear_model import LogisticRegression
     except ImportError:
-        print("needs scikit-learn: pip install 'trustgate[calibration]'")
+        print("needs scikit-learn: pip install 'langgraph-trustgate[calibration]'")
         return 2
 
     tune, dev = load("draft_sentences.jsonl"), load("dev_sentences.jsonl")

@@ -33,21 +33,9 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from trustgate import (
-    Brief,
-    EvidenceSet,
-    EvidenceSources,
-    FileCitation,
-    Finding,
-    FromKey,
-    FunctionVerifier,
-    SelfReport,
-    TrustGate,
-    Workspace,
-    check_citations,
-    check_integrity,
-    guard,
-)
+from trustgate import EvidenceSources, Finding, FromKey, FunctionVerifier, TrustGate, guard
+from trustgate.contracts import Brief, EvidenceSet, check_citations, check_integrity
+from trustgate.files import FileCitation, SelfReport, Workspace
 from trustgate.verifiers.base import Evidence
 from trustgate.verifiers.files import CitationReplay
 

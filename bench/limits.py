@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from trustgate import _limits
-from trustgate.claims import parse_manifest
+from trustgate._claims import parse_manifest
 from trustgate.errors import ClaimTooLarge
 from trustgate.evidence.brief import Brief, EvidenceSet
 from trustgate.evidence.workspace import _RACY_NS, Workspace

@@ -90,9 +90,9 @@ class CodeReview(Scenario):
         return code_review.sample_inputs(workdir / "repo")  # one repository, read-only
 
     def graph(self, guarded: bool) -> Any:
+        from trustgate.graph import guard
         from trustgate.pipelines import code_review
         from trustgate.testing import code_review_models
-        from trustgate.wiring import guard
 
         models = code_review_models("honest")
         base = code_review.builder(models["builder"], models["inspector"])

@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from trustgate import FileCitation, SelfReport, Workspace, replay_manifest
 from trustgate.evidence.workspace import _RACY_NS
+from trustgate.files import FileCitation, SelfReport, Workspace, replay_manifest
 
 N_FILES, N_LINES, N_CITATIONS, REPEATS = 1000, 200, 10_000, 7
 

@@ -38,9 +38,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.util._once import Once
 
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
-from trustgate.policy import Override
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
+from trustgate.policies import Override
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
 ROUNDS, RUNS = 11, 200

@@ -1,6 +1,7 @@
 """Quickstart: put a trust gate behind a node of a graph you already have.
 
-The same code as the README quickstart; run it with ``python examples/quickstart.py``.
+A code-review reviewer approves with a citation that does not replay; the gate overrides
+the verdict. Run it with ``python examples/quickstart.py``.
 """
 
 import json
@@ -39,10 +40,11 @@ repo = make_sample_repository("code_review")  # a real git repository for the ex
 
 # --- the ten lines ---------------------------------------------------------------
 import trustgate  # noqa: E402  (kept here: these are the ten lines)
+from trustgate.files import ChangesManifest  # noqa: E402
 
 gate = trustgate.TrustGate(
     "evidence_replay",
-    reads=trustgate.FromKey("manifest", model=trustgate.ChangesManifest),
+    reads=trustgate.FromKey("manifest", model=ChangesManifest),
     verifiers=[trustgate.CitationReplay()],
     policy=trustgate.Override("review.verdict", "REQUEST_CHANGES", note_field="review.summary"),
     evidence=trustgate.EvidenceSources(workspace=trustgate.FromState("repo")),

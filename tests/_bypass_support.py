@@ -35,8 +35,8 @@ from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, Interrupt, Send
 from pydantic import BaseModel
 
+from trustgate import Report
 from trustgate.errors import GateHalted
-from trustgate.report import Report
 
 __all__ = [
     "ALL_MODES",
@@ -358,7 +358,7 @@ def _snapshot(app: Any, obs: Observation, where: str, snap: Any, depth: int = 0)
 
 
 def _after(run: Run, obs: Observation) -> None:
-    from trustgate.report import reports
+    from trustgate import reports
 
     app, config = run.app, run.config
     thread = config["configurable"]["thread_id"]

@@ -9,11 +9,11 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
-from trustgate.policy import Override
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
+from trustgate._report import TrustReports
+from trustgate.policies import Override
 from trustgate.readers import FromKey
-from trustgate.report import TrustReports
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
 __all__ = [

@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from trustgate._report import Report
 from trustgate.pipelines._common import load_json
-from trustgate.report import Report
 
 __all__ = ["content_of", "leaks", "people"]
 

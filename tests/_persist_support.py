@@ -22,12 +22,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
+from trustgate._report import REPORTS_KEY, Report, TrustReports
 from trustgate.errors import GateHalted
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
 from trustgate.graph import guard
-from trustgate.policy import Halt, Override, Review
-from trustgate.report import REPORTS_KEY, Report, TrustReports
+from trustgate.policies import Halt, Override, Review
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
 __all__ = [
@@ -139,7 +139,7 @@ def worker_resume(url: str, thread: str, resume: Any, policy: str) -> None:
 
 def worker_acquire(url: str, root: str, barrier: Any, out: Any) -> None:
     """Acquire one locator and put it in the shared ledger right after the barrier."""
-    from trustgate.claims import Locator
+    from trustgate._claims import Locator
     from trustgate.errors import LedgerConflict
     from trustgate.evidence.ledger_postgres import PostgresLedger
     from trustgate.evidence.workspace import Workspace

@@ -1,4 +1,4 @@
-"""Shared fixtures."""
+"""Shared fixtures, and the test tiers."""
 
 from __future__ import annotations
 
@@ -7,6 +7,24 @@ from pathlib import Path
 
 import pytest
 from _support import MakeRepo, git, write_tree
+
+TIERS = ("unit", "integration", "bypass", "oracle")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test is in exactly one tier (module ``pytestmark``; a test may carry its own).
+
+    A test with no tier marker is ``unit``; a test module named ``test_bypass_*`` is the
+    bypass matrix. Two tiers on one test is a mistake (``-m unit`` would run an oracle
+    test), reported at collection.
+    """
+    for item in items:
+        tiers = sorted({m.name for m in item.iter_markers() if m.name in TIERS})
+        if not tiers:
+            bypass = Path(str(item.fspath)).name.startswith("test_bypass_")
+            item.add_marker(pytest.mark.bypass if bypass else pytest.mark.unit)
+        elif len(tiers) > 1:
+            raise pytest.UsageError(f"{item.nodeid} is in more than one test tier: {tiers}")
 
 
 @pytest.fixture

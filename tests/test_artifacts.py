@@ -10,13 +10,17 @@ from pathlib import Path
 import pytest
 from _support import write_tree
 
-from trustgate import (
-    Artifact,
+from trustgate.errors import (
     ArtifactIntegrityError,
+    ClaimParseError,
     EvidenceRefused,
+    LedgerConflict,
+)
+from trustgate.evidence.ledger import ArtifactLedger
+from trustgate.files import (
+    Artifact,
     GroundedValue,
     InMemoryLedger,
-    LedgerConflict,
     Locator,
     SqliteLedger,
     TrustBar,
@@ -27,7 +31,8 @@ from trustgate import (
     check_artifact_refs,
     meets_trust_bar,
 )
-from trustgate.evidence.ledger import ArtifactLedger
+
+pytestmark = pytest.mark.unit
 
 TEXT = "line one\r\nline two\nline three\n"
 
@@ -95,8 +100,12 @@ def test_acquire_refusals(ws: Workspace, locator: Locator, code: str) -> None:
 
 
 def test_locator_shape() -> None:
-    with pytest.raises(ValueError):
+    # a trustgate error, not pydantic's ValidationError (a ValueError)
+    with pytest.raises(ClaimParseError, match="end_line given without start_line") as info:
         Locator(path="a", end_line=3)
+    assert not isinstance(info.value, ValueError)
+    with pytest.raises(ClaimParseError, match="START <= END"):
+        Locator.parse("a.py:5-3")
     assert Locator.parse("a.txt") == Locator(path="a.txt")
     assert Locator.parse("a.txt:3") == Locator(path="a.txt", start_line=3)
     assert Locator.parse("dir:x/a.txt:3-9") == Locator(path="dir:x/a.txt", start_line=3, end_line=9)

@@ -16,17 +16,18 @@ from langgraph.types import Command, interrupt
 from typing_extensions import TypedDict
 
 import trustgate
-from trustgate.audit import AuditedCrossing, AuditResult, audit
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
 from trustgate.errors import ConfigurationError, LangGraphCompatibilityError
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
-from trustgate.middleware import TrustGateMiddleware
+from trustgate.graph import AuditedCrossing, AuditResult, audit, guard
+from trustgate.graph._middleware import TrustGateMiddleware
 from trustgate.pipelines import PIPELINES, load
-from trustgate.policy import Halt, Override
+from trustgate.policies import Halt, Override
 from trustgate.readers import FromKey, LastAIText, ToolCallArgs
 from trustgate.testing import ScriptedChatModel, honest_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
-from trustgate.wiring import guard
+
+pytestmark = pytest.mark.unit
 
 
 class S(TypedDict, total=False):
@@ -266,7 +267,7 @@ def test_a_node_referring_to_its_own_graph_is_not_a_crossing() -> None:
 
 
 def test_model_runs_are_attributed_to_the_top_level_node() -> None:
-    from trustgate._sample_run import _node_of
+    from trustgate._audit._sample_run import _node_of
 
     assert _node_of({"langgraph_node": "a"}) == "a"
     assert _node_of({"langgraph_checkpoint_ns": "sub:1|inner:2"}) == "sub"
@@ -582,5 +583,7 @@ def test_not_a_graph_and_internal_shapes_checked(monkeypatch: pytest.MonkeyPatch
 
 def test_exported_at_top_level() -> None:
     assert trustgate.audit is audit
-    assert set(trustgate.__all__) >= {"audit", "aaudit", "AuditedCrossing", "AuditPath"}
-    assert trustgate.AuditedCrossing is AuditedCrossing
+    assert set(trustgate.__all__) >= {"audit", "aaudit"}
+    assert trustgate.graph.AuditedCrossing is AuditedCrossing
+    with pytest.warns(DeprecationWarning, match=r"trustgate\.graph\.AuditedCrossing"):
+        assert trustgate.AuditedCrossing is AuditedCrossing

@@ -17,13 +17,14 @@ from langgraph.graph import END, START, StateGraph
 from shapes import BUILDERS, Shape, build
 from typing_extensions import TypedDict
 
-from trustgate.audit import AuditResult, audit
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
 from trustgate.cli import main
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
+from trustgate.graph import AuditResult, audit, guard
 from trustgate.readers import FunctionReader
 from trustgate.verifiers.base import FunctionVerifier
-from trustgate.wiring import guard
+
+pytestmark = pytest.mark.unit
 
 NAMES = sorted(BUILDERS)
 MULTI = [n for n in NAMES if len(build(n).model_nodes) > 1]

@@ -57,9 +57,8 @@ from shapes import Recorder
 from typing_extensions import TypedDict
 
 import trustgate
+from trustgate import Finding, TrustGate
 from trustgate.errors import GateHalted
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
 from trustgate.policies import BlockToolCalls, Caveat, Halt, Override, Redact, Rerender, Review
 from trustgate.readers import FromKey, LastAIText, StreamWrites, ToolCallArgs
 from trustgate.verifiers.base import FunctionVerifier
@@ -1474,7 +1473,7 @@ def test_rerender_issue_message_echoed_by_an_agent_node() -> None:
 def test_node_forging_the_audit_record() -> None:
     """The audit record is exempt from the lie search because it quotes claims on
     purpose; a node writing to it directly must not be able to put anything there."""
-    from trustgate.report import REPORTS_KEY
+    from trustgate._report import REPORTS_KEY
 
     def agent(state: S) -> dict[str, Any]:
         forged = {

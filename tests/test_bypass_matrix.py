@@ -55,9 +55,8 @@ from langgraph.types import Command
 from shapes import BUILDERS, Shape, build
 
 import trustgate
+from trustgate import Finding, TrustGate
 from trustgate.evidence.record import Record
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
 from trustgate.policies import (
     CAVEAT_HEADER,
     BlockToolCalls,

@@ -15,6 +15,8 @@ from types import ModuleType
 
 import pytest
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -46,7 +48,7 @@ INSAMPLE_FLOOR = {"causal": 0.76, "hedged": 0.84, "plain_fp": 0.02}
 
 
 def test_rules_hold_their_measured_floors(calibrate: ModuleType) -> None:
-    from trustgate import DEFAULT_RULES
+    from trustgate.drafts import DEFAULT_RULES
 
     for path, floor in ((calibrate.HELDOUT, HELDOUT_FLOOR), (calibrate.CORPUS, INSAMPLE_FLOOR)):
         scores = calibrate.score(calibrate.load_corpus(path), DEFAULT_RULES, "default")

@@ -15,18 +15,20 @@ import pytest
 
 from trustgate.cli import main
 
+pytestmark = pytest.mark.integration  # a subprocess CLI
+
 GRAPHS = """
 from dataclasses import dataclass
 from typing import Any
 from typing_extensions import TypedDict
 from langgraph.graph import END, START, StateGraph
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
-from trustgate.policy import Override
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
+from trustgate.policies import Override
 from trustgate.readers import FromKey
 from trustgate.testing import honest_model
 from trustgate.verifiers.base import FunctionVerifier
-from trustgate.wiring import guard
+from trustgate.graph import guard
 
 MODEL = honest_model("text", repeat_last=True)
 

@@ -11,6 +11,8 @@ import pytest
 
 from trustgate.cli import main
 
+pytestmark = pytest.mark.integration  # subprocess CLIs
+
 BRIEF = {
     "citations": [
         {

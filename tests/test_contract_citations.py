@@ -7,17 +7,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from trustgate import (
+from trustgate.contracts import (
     DEFAULT_CITATION_PATTERNS,
     ApprovedCitation,
     Brief,
     CitationId,
-    InputError,
     RegexCitationPattern,
     check_citations,
     extract_citations,
 )
+from trustgate.errors import InputError
 from trustgate.testing import honest_model, lying_model
+
+pytestmark = pytest.mark.unit
 
 ASSET_BRIEF = Brief(
     citations=[

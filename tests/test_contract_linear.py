@@ -16,9 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trustgate import Brief, EvidenceSet, check_citations, check_integrity
+from trustgate.contracts import Brief, EvidenceSet, check_citations, check_integrity
 from trustgate.verifiers.citation_patterns import extract_citations
 from trustgate.verifiers.contract import _faithful, _quote_after, _quote_before
+
+pytestmark = pytest.mark.unit
 
 BRIEF = Brief(
     citations=[

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from trustgate import Brief, EvidenceSet, check_citations, check_integrity
+from trustgate.contracts import Brief, EvidenceSet, check_citations, check_integrity
+
+pytestmark = pytest.mark.unit
 
 BRIEF = Brief(citations=["ISO/IEC 27001:2022 clause 9.2"])
 EVIDENCE = EvidenceSet(urls=["https://vendor.example/pricing"], prices=["$1,200"])

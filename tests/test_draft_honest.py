@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from trustgate import DEFAULT_RULES, Record, verify_draft
+from trustgate.drafts import DEFAULT_RULES, Record, verify_draft
 from trustgate.verifiers.relevance import CitationRelevanceRule
+
+pytestmark = pytest.mark.unit
 
 DRAFTS = json.loads(
     (Path(__file__).parent / "corpus" / "honest_drafts.json").read_text(encoding="utf-8")

@@ -12,8 +12,11 @@ from importlib import resources
 
 import pytest
 
-from trustgate import ConfigurationError, Record, verify_draft
+from trustgate import ConfigurationError
+from trustgate.drafts import Record, verify_draft
 from trustgate.verifiers._claims import Reading, analyse, lexicon, parse_lexicon
+
+pytestmark = pytest.mark.unit
 
 ENTRIES = lexicon().entries
 

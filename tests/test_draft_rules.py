@@ -6,19 +6,21 @@ from importlib import resources
 
 import pytest
 
-from trustgate import (
+from trustgate import ConfigurationError
+from trustgate.drafts import (
     DEFAULT_RULES,
     CausalRule,
-    ConfigurationError,
     DraftSentence,
     FiguresRule,
-    InputError,
     Lexicon,
     PatternRule,
     Record,
     SentenceRule,
     verify_draft,
 )
+from trustgate.errors import InputError
+
+pytestmark = pytest.mark.unit
 
 RECORD = Record.from_text(
     "14:02:31 checkout p99 latency 9.2s\n"

@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.integration  # runs the examples in subprocesses
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 

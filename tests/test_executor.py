@@ -16,8 +16,10 @@ from typing_extensions import TypedDict
 
 import trustgate
 from trustgate import _executor
-from trustgate.findings import Finding
+from trustgate._findings import Finding
 from trustgate.verifiers.base import Evidence, FunctionVerifier
+
+pytestmark = pytest.mark.integration  # a subprocess interpreter
 
 
 class S(TypedDict, total=False):
@@ -115,7 +117,7 @@ def test_interpreter_exits_without_waiting_for_a_stuck_verifier() -> None:
     script = textwrap.dedent(
         """
         import time, trustgate
-        from trustgate.findings import Finding
+        from trustgate._findings import Finding
         from trustgate.verifiers.base import FunctionVerifier
         def stuck(c, e):
             time.sleep(60)

@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 from _support import APP_PY, MakeRepo
 
-from trustgate import ConfigurationError, InMemoryLedger, Workspace
+from trustgate import ConfigurationError
+from trustgate.files import InMemoryLedger, Workspace
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import Evidence, Verifier
 from trustgate.verifiers.files import ChangeCheck, CitationReplay, GroundingCheck, HashCheck
+
+pytestmark = pytest.mark.unit
 
 
 @pytest.fixture

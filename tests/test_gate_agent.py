@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
@@ -13,14 +14,16 @@ from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 from typing_extensions import TypedDict
 
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
+from trustgate._report import TrustReports, reports
 from trustgate.graph import guard
-from trustgate.policy import BlockToolCalls
+from trustgate.policies import BlockToolCalls
 from trustgate.readers import ToolCallArgs
-from trustgate.report import TrustReports, reports
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
+
+pytestmark = pytest.mark.unit
 
 FILES = {"a.py": "def f():\n    return 1\n"}
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from trustgate._findings import Finding
 from trustgate.errors import ConfigurationError
-from trustgate.findings import Finding
 from trustgate.verifiers.base import (
     AsyncVerifier,
     Evidence,
@@ -19,6 +19,8 @@ from trustgate.verifiers.base import (
     Verifier,
     verifier,
 )
+
+pytestmark = pytest.mark.unit
 
 
 @dataclass

@@ -10,10 +10,11 @@ import pytest
 from langchain_core.messages import AIMessage
 from pydantic import BaseModel
 
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
+from trustgate._report import Report
 from trustgate.errors import ConfigurationError
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
-from trustgate.policy import (
+from trustgate.policies import (
     CAVEAT_HEADER,
     OVERRIDE_NOTE,
     BlockToolCalls,
@@ -23,8 +24,9 @@ from trustgate.policy import (
     Rerender,
 )
 from trustgate.readers import FromKey, LastAIText, ToolCallArgs
-from trustgate.report import Report
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
+
+pytestmark = pytest.mark.unit
 
 
 class Review(BaseModel):

@@ -25,15 +25,17 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, Send
 from typing_extensions import TypedDict
 
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
+from trustgate._report import Report, TrustReports, reports
 from trustgate.errors import ConfigurationError, GateHalted, LangGraphCompatibilityError
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
 from trustgate.graph import guard, guarded_nodes
 from trustgate.graph._compat import check_builder
-from trustgate.policy import OVERRIDE_NOTE, Halt, Override
-from trustgate.report import Report, TrustReports, reports
+from trustgate.policies import OVERRIDE_NOTE, Halt, Override
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
+
+pytestmark = pytest.mark.unit
 
 
 def test_override_mutation_verdict_flipped_before_downstream_reads_it() -> None:
@@ -246,7 +248,7 @@ def test_subgraph_node() -> None:
 
 
 def test_messages_producer_with_rerender_sees_every_issue() -> None:
-    from trustgate.policy import Caveat, Rerender
+    from trustgate.policies import Caveat, Rerender
     from trustgate.readers import LastAIText
 
     class Draft(TypedDict, total=False):
@@ -308,7 +310,7 @@ def test_configuration_errors() -> None:
     with pytest.raises(ConfigurationError):
         guard(object(), {"reviewer": inspector()})
     with pytest.raises(ConfigurationError, match="again"):
-        from trustgate.policy import Rerender
+        from trustgate.policies import Rerender
 
         guard(g, {"reviewer": TrustGate("x", reads="review", policy=Rerender(to="publish"))})
     with pytest.raises(ConfigurationError, match="already guarded"):
@@ -379,7 +381,7 @@ def test_held_command_send_is_reissued_on_release_only() -> None:
 
 
 def test_rerender_feedback_as_message() -> None:
-    from trustgate.policy import Rerender
+    from trustgate.policies import Rerender
     from trustgate.readers import LastAIText
 
     class Chat(TypedDict, total=False):

@@ -10,15 +10,17 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
+from trustgate._report import reports
 from trustgate.errors import ConfigurationError, GateHalted
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
-from trustgate.middleware import TrustGateMiddleware
-from trustgate.policy import Caveat, Halt
+from trustgate.graph._middleware import TrustGateMiddleware
+from trustgate.policies import Caveat, Halt
 from trustgate.readers import LastAIText, ToolCallArgs
-from trustgate.report import reports
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
+
+pytestmark = pytest.mark.unit
 
 FILES = {"a.py": "def f():\n    return 1\n"}
 

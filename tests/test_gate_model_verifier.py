@@ -12,17 +12,19 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
+from trustgate._report import TrustReports, reports
 from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.evidence.brief import Brief
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
-from trustgate.policy import Caveat, Rerender
+from trustgate.policies import Caveat, Rerender
 from trustgate.readers import LastAIText
-from trustgate.report import TrustReports, reports
 from trustgate.testing import ScriptedChatModel, honest_model, lying_model
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
 from trustgate.verifiers.blind import ModelVerifier
 from trustgate.verifiers.contract import check_citations
+
+pytestmark = pytest.mark.unit
 
 BRIEF = Brief(citations=["ISO/IEC 27001:2022 clause 5.9"])
 CLEAN = "Keep an inventory of assets (ISO/IEC 27001:2022 clause 5.9)."
@@ -66,7 +68,7 @@ def app_for(writer_model: Any, verifier: ModelVerifier, then: Any = None) -> Any
     g.add_node("writer", writer)
     g.add_edge(START, "writer")
     g.add_edge("writer", END)
-    from trustgate.wiring import guard
+    from trustgate.graph import guard
 
     return guard(g, {"writer": gate}).compile(checkpointer=InMemorySaver())
 

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
 from trustgate.errors import ConfigurationError
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
-from trustgate.policy import Caveat, Halt, Override
+from trustgate.policies import Caveat, Halt, Override
 from trustgate.verifiers.base import Evidence, FunctionVerifier
+
+pytestmark = pytest.mark.unit
 
 OUTCOMES = st.sampled_from(["pass", "fail", "warn", "raise", "none", "bad_type"])
 POLICIES = st.sampled_from(["halt", "override", "caveat", "override_missing", "none"])

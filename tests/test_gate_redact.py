@@ -4,20 +4,23 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import pytest
 from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
+from trustgate._deprecated import stream
+from trustgate._gate import TrustGate
+from trustgate._report import TrustReports
 from trustgate.evidence.record import Record
-from trustgate.gate import TrustGate
 from trustgate.graph import guard
-from trustgate.policy import Redact
+from trustgate.policies import Redact
 from trustgate.readers import LastAIText
-from trustgate.report import TrustReports
-from trustgate.streaming import stream
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import EvidenceSources, FromState
+
+pytestmark = pytest.mark.unit
 
 RECORD = Record.from_text(
     "14:02 checkout p99 latency rose to 9.2s\n"

@@ -8,14 +8,15 @@ import sys
 import textwrap
 from typing import Any
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, StateGraph
 from typing_extensions import TypedDict
 
-from trustgate.findings import Finding
-from trustgate.report import (
+from trustgate._findings import Finding
+from trustgate._report import (
     OverrideRecord,
     Report,
     TrustReports,
@@ -23,6 +24,8 @@ from trustgate.report import (
     reports,
     reports_from_state,
 )
+
+pytestmark = pytest.mark.integration  # a subprocess interpreter
 
 
 class State(TypedDict, total=False):
@@ -142,7 +145,7 @@ def test_roundtrip_with_strict_msgpack_env(tmp_path: Any) -> None:
 
 
 def test_reports_from_plain_dict_state() -> None:
-    from trustgate.report import Report, reports_from_state
+    from trustgate._report import Report, reports_from_state
 
     r = Report(gate="g", node="n", decision="pass", released=True)
     assert reports_from_state({"trust_reports": [r.to_json_dict()]}) == [r]

@@ -13,11 +13,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
+from trustgate._report import reports
 from trustgate.errors import GateHalted
-from trustgate.policy import Review
-from trustgate.report import reports
+from trustgate.graph import guard
+from trustgate.policies import Review
 from trustgate.testing import lying_model
-from trustgate.wiring import guard
+
+pytestmark = pytest.mark.unit
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -63,7 +65,7 @@ def test_review_pauses_and_approval_is_attributed(saver: BaseCheckpointSaver[Any
 def test_edit_is_verified_again(saver: BaseCheckpointSaver[Any]) -> None:
     from _gate_support import Review as ReviewModel
 
-    from trustgate.policy import Review as ReviewPolicy
+    from trustgate.policies import Review as ReviewPolicy
 
     calls: list[str] = []
     app = guard(
@@ -122,8 +124,8 @@ def test_resume_reuses_the_reviewed_findings(saver: BaseCheckpointSaver[Any]) ->
     """The model verifier is not asked again on resume: the person approved its verdict."""
     from _gate_support import Review as ReviewModel
 
+    from trustgate._gate import TrustGate
     from trustgate.evidence.brief import Brief
-    from trustgate.gate import TrustGate
     from trustgate.readers import FromKey
     from trustgate.verifiers.base import EvidenceSources
     from trustgate.verifiers.blind import ModelVerifier

@@ -10,16 +10,18 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
+from trustgate._deprecated import astream, astream_events, stream
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
+from trustgate._report import TrustReports
 from trustgate.errors import GateHalted
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
 from trustgate.graph import guard
-from trustgate.policy import BlockToolCalls, Caveat, Halt, Rerender
+from trustgate.policies import BlockToolCalls, Caveat, Halt, Rerender
 from trustgate.readers import LastAIText, ToolCallArgs
-from trustgate.report import TrustReports
-from trustgate.streaming import astream, astream_events, stream
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
+
+pytestmark = pytest.mark.unit
 
 HONEST = "Checkout latency rose to 9.2 seconds at 14:02. The alert fired at 14:03."
 LIE = "Retain records per ISO 27001 9.2 for audits. Review them yearly."

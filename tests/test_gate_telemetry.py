@@ -11,9 +11,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from trustgate.errors import GateHalted
-from trustgate.policy import Halt, Review
+from trustgate.graph import guard
+from trustgate.policies import Halt, Review
 from trustgate.testing import lying_model
-from trustgate.wiring import guard
+
+pytestmark = pytest.mark.unit
 
 
 def test_one_span_per_crossing_with_override_event() -> None:

@@ -20,15 +20,17 @@ from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 import trustgate
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
+from trustgate._report import reports
 from trustgate.errors import GateHalted
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
-from trustgate.policy import Halt
+from trustgate.graph import guard
+from trustgate.policies import Halt
 from trustgate.readers import FromKey
-from trustgate.report import reports
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromContext, FunctionVerifier
-from trustgate.wiring import guard
+
+pytestmark = pytest.mark.integration  # a subprocess interpreter
 
 
 class JoinState(TypedDict, total=False):
@@ -163,10 +165,10 @@ def test_guarded_graph_checkpoints_under_strict_msgpack(tmp_path: Path) -> None:
         from langgraph.checkpoint.sqlite import SqliteSaver
         from langgraph.types import Command
         from _gate_support import LIE, cfg, inspector, reviewer_graph
-        from trustgate.policy import Review
-        from trustgate.report import Report, reports
+        from trustgate.policies import Review
+        from trustgate._report import Report, reports
         from trustgate.testing import lying_model
-        from trustgate.wiring import guard
+        from trustgate.graph import guard
         with SqliteSaver.from_conn_string(sys.argv[1]) as saver:
             app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector(Review())})
             app = app.compile(checkpointer=saver)
@@ -218,7 +220,7 @@ def test_halt_never_retried_nor_caught_by_graph_defaults() -> None:
 
 
 def test_several_gates_on_one_node_and_guard_twice() -> None:
-    from trustgate.policy import Override
+    from trustgate.policies import Override
 
     first = inspector()
     second = TrustGate(

@@ -9,16 +9,17 @@ from pathlib import Path
 import pytest
 from _support import APP_PY, MakeRepo, git
 
-from trustgate import (
+from trustgate.errors import EvidenceRefused, GitError
+from trustgate.files import (
     ChangeClaim,
-    EvidenceRefused,
-    GitError,
     HashClaim,
     Locator,
     Workspace,
     check_change_claim,
     check_hash_claim,
 )
+
+pytestmark = pytest.mark.unit
 
 
 @pytest.fixture

@@ -24,18 +24,13 @@ from typing import Any
 import pytest
 from _support import MakeRepo, git
 
-from trustgate import (
-    ChangeCheck,
-    CitationReplay,
-    EvidenceRefused,
-    GitError,
-    HashCheck,
-    Locator,
-    TrustGate,
-    Workspace,
-)
+from trustgate import ChangeCheck, CitationReplay, HashCheck, TrustGate
 from trustgate.cli import main
+from trustgate.errors import EvidenceRefused, GitError
+from trustgate.files import Locator, Workspace
 from trustgate.verifiers.base import Evidence, EvidenceSources
+
+pytestmark = pytest.mark.unit
 
 HOOKS = [
     "applypatch-msg",

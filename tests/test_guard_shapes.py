@@ -18,14 +18,16 @@ from langgraph.types import CachePolicy, Command, RetryPolicy, Send, interrupt
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
+from trustgate._gate import TrustGate
+from trustgate._report import TrustReports, reports
 from trustgate.errors import ConfigurationError, GateHalted
-from trustgate.gate import TrustGate
-from trustgate.policy import Halt
+from trustgate.graph import guard
+from trustgate.policies import Halt
 from trustgate.readers import FromKey
-from trustgate.report import TrustReports, reports
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import EvidenceSources, FromContext
-from trustgate.wiring import guard
+
+pytestmark = pytest.mark.unit
 
 LIAR = "return 42"
 
@@ -138,7 +140,7 @@ def test_parallel_guarded_nodes_one_lying_join_never_runs() -> None:
 
 
 def test_parallel_guarded_nodes_one_lying_overridden_join_sees_gated() -> None:
-    from trustgate.policy import Override
+    from trustgate.policies import Override
 
     app = guard(
         _pair_graph(TRUTH, LIE),
@@ -166,7 +168,7 @@ class PairIssues(TypedDict, total=False):
 def test_rerender_in_a_joined_branch_join_waits_for_the_release(
     replies: tuple[dict[str, Any], ...], expected: list[str]
 ) -> None:
-    from trustgate.policy import Rerender
+    from trustgate.policies import Rerender
 
     model = lying_model(*replies)
     g = StateGraph(PairIssues)
@@ -660,7 +662,7 @@ class Plain(TypedDict, total=False):
 
 
 async def test_gate_inside_subgraph_reports_reachable_without_parent_channel() -> None:
-    from trustgate.report import areports
+    from trustgate._report import areports
 
     inner = guard(reviewer_graph(lying_model(LIE, TRUTH)), {"reviewer": inspector()}).compile()
     g = StateGraph(Plain)
@@ -740,7 +742,7 @@ def _messages_graph(text: str) -> StateGraph[Any, Any, Any, Any]:
 
 
 def _text_gate() -> TrustGate:
-    from trustgate.findings import Finding
+    from trustgate._findings import Finding
     from trustgate.readers import LastAIText
     from trustgate.verifiers.base import FunctionVerifier
 
@@ -754,21 +756,16 @@ def _text_gate() -> TrustGate:
 
 @pytest.mark.parametrize(("text", "ok"), [("It returns 1.", True), ("It returns zebras.", False)])
 async def test_streams_sync_and_async(text: str, ok: bool) -> None:
-    import trustgate
 
     app = guard(_messages_graph(text), {"writer": _text_gate()}).compile()
     for run in range(2):
         seen: list[Any] = []
         try:
             if run == 0:
-                for part in trustgate.stream(
-                    app, {"messages": [("user", "hi")]}, stream_mode=MODES
-                ):
+                for part in app.stream({"messages": [("user", "hi")]}, stream_mode=MODES):
                     seen.append(part)
             else:
-                async for part in trustgate.astream(
-                    app, {"messages": [("user", "hi")]}, stream_mode=MODES
-                ):
+                async for part in app.astream({"messages": [("user", "hi")]}, stream_mode=MODES):
                     seen.append(part)
         except GateHalted:
             assert not ok
@@ -882,7 +879,7 @@ def test_update_state_as_guarded_node_is_applied_like_langgraph(
 
 
 def test_review_gate_inside_subgraph_resumed_through_parent() -> None:
-    from trustgate.policy import Review as ReviewPolicy
+    from trustgate.policies import Review as ReviewPolicy
 
     calls: list[str] = []
     inner = guard(
@@ -902,7 +899,7 @@ def test_review_gate_inside_subgraph_resumed_through_parent() -> None:
 
 
 def test_parallel_review_gates_pause_together_and_resume() -> None:
-    from trustgate.policy import Review as ReviewPolicy
+    from trustgate.policies import Review as ReviewPolicy
 
     app = guard(
         _pair_graph(LIE, TRUTH),
@@ -925,7 +922,6 @@ def test_parallel_review_gates_pause_together_and_resume() -> None:
 
 @pytest.mark.parametrize(("text", "ok"), [("It returns 1.", True), ("It returns zebras.", False)])
 def test_token_stream_through_a_subgraph_with_a_gate(text: str, ok: bool) -> None:
-    import trustgate
 
     inner = guard(_messages_graph(text), {"writer": _text_gate()}).compile()
     g = StateGraph(Chat)
@@ -934,8 +930,8 @@ def test_token_stream_through_a_subgraph_with_a_gate(text: str, ok: bool) -> Non
     app = g.compile()
     seen: list[Any] = []
     try:
-        for part in trustgate.stream(
-            app, {"messages": [("user", "hi")]}, stream_mode=["messages", "updates"], subgraphs=True
+        for part in app.stream(
+            {"messages": [("user", "hi")]}, stream_mode=["messages", "updates"], subgraphs=True
         ):
             seen.append(part)
     except GateHalted:
@@ -949,14 +945,11 @@ def test_token_stream_through_a_subgraph_with_a_gate(text: str, ok: bool) -> Non
 
 @pytest.mark.parametrize(("text", "ok"), [("It returns 1.", True), ("It returns zebras.", False)])
 async def test_astream_events_hold_the_lie(text: str, ok: bool) -> None:
-    import trustgate
 
     app = guard(_messages_graph(text), {"writer": _text_gate()}).compile()
     seen: list[Any] = []
     try:
-        async for event in trustgate.astream_events(
-            app, {"messages": [("user", "hi")]}, version="v2"
-        ):
+        async for event in app.astream_events({"messages": [("user", "hi")]}, version="v2"):
             seen.append(event)
     except GateHalted:
         assert not ok

@@ -6,16 +6,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trustgate import (
+from trustgate.contracts import (
     ApprovedPrice,
     EvidenceSet,
-    InputError,
     check_integrity,
     normalize_price,
     normalize_url,
 )
+from trustgate.errors import InputError
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.integrity import find_prices, find_urls
+
+pytestmark = pytest.mark.unit
 
 EVIDENCE = EvidenceSet(
     urls=[

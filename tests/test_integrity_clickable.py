@@ -16,8 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from trustgate import EvidenceSet, check_integrity
 from trustgate._markdown import links
+from trustgate.contracts import EvidenceSet, check_integrity
+
+pytestmark = pytest.mark.unit
 
 APPROVED = EvidenceSet(
     urls=["https://vendor.example/pricing", "mailto:sales@vendor.example"],

@@ -17,13 +17,15 @@ from typing import Any
 import pytest
 from _support import write_tree
 
-from trustgate import Locator, SqliteLedger, Workspace, acquire_external
 from trustgate.errors import ArtifactIntegrityError, ConfigurationError
 from trustgate.evidence.artifacts import artifact_id
 from trustgate.evidence.ledger import KEY_ENV, KEY_FILE_ENV, ArtifactLedger
+from trustgate.files import Locator, SqliteLedger, Workspace, acquire_external
 from trustgate.verifiers.base import Evidence
 from trustgate.verifiers.files import GroundingCheck
 from trustgate.verifiers.trust import meets_trust_bar
+
+pytestmark = pytest.mark.integration  # real PostgreSQL
 
 KEY = b"k3y-for-tests-0123456789abcdef!!"
 TEXT = "pool_size: 5\nmax_overflow: 0\n"

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trustgate import _limits
-from trustgate.claims import parse_manifest
+from trustgate._claims import parse_manifest
 from trustgate.errors import ClaimParseError, ClaimTooLarge, InputError
 from trustgate.evidence.brief import Brief, EvidenceSet
 from trustgate.evidence.workspace import Workspace
@@ -21,6 +21,8 @@ from trustgate.verifiers.citations import replay_manifest
 from trustgate.verifiers.contract import check_citations
 from trustgate.verifiers.files import CitationReplay
 from trustgate.verifiers.integrity import check_integrity
+
+pytestmark = pytest.mark.unit
 
 CITATION = {"file": "a.py", "line": 1, "content": "import os"}
 

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 from _support import APP_PY, MakeRepo, git, write_tree
 
-from trustgate import ChangesManifest, FileCitation, SelfReport, Workspace, replay_manifest
+from trustgate.files import ChangesManifest, FileCitation, SelfReport, Workspace, replay_manifest
+
+pytestmark = pytest.mark.unit
 
 
 def codes(findings: list) -> list[str]:

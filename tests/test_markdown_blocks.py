@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trustgate._markdown import Block, _parsed, _without_parsing, blocks, code_ranges
+
+pytestmark = pytest.mark.unit
 
 
 def _code(text: str) -> list[str]:

@@ -24,16 +24,10 @@ from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from langgraph.store.sqlite import AsyncSqliteStore, SqliteStore
 
 import trustgate
-from trustgate import (
-    ConfigurationError,
-    InputError,
-    Locator,
-    PostgresLedger,
-    SqliteLedger,
-    Workspace,
-)
+from trustgate import ConfigurationError
 from trustgate.cli import main
-from trustgate.errors import GateHalted
+from trustgate.errors import GateHalted, InputError
+from trustgate.files import Locator, PostgresLedger, SqliteLedger, Workspace
 from trustgate.persistence import (
     DEFAULT_DATABASE,
     ENV_VAR,
@@ -41,6 +35,8 @@ from trustgate.persistence import (
     parse_since,
     resolve_url,
 )
+
+pytestmark = pytest.mark.integration  # real PostgreSQL
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -244,7 +244,7 @@ def test_strict_msgpack_mode_clones_the_saver_and_still_logs(tmp_path: Path) -> 
 
 @pytest.fixture
 def sqlite_db(tmp_path: Path) -> Iterator[Any]:
-    with trustgate.connect(tmp_path / "d.db") as db:
+    with trustgate.persistence.connect(tmp_path / "d.db") as db:
         yield db
 
 
@@ -269,8 +269,9 @@ def test_real_sqlite_saver_delegation(sqlite_db: Any) -> None:
         saver.copy_thread("d2", "d3")  # SqliteSaver has none: its own answer, passed on
 
 
+@pytest.mark.integration  # a real PostgreSQL
 def test_real_postgres_saver_delegation(pg_url: str) -> None:
-    with trustgate.connect(pg_url) as db:
+    with trustgate.persistence.connect(pg_url) as db:
         saver: ReportingSaver = db.checkpointer
         app = build_graph().compile(checkpointer=saver)
         app.invoke({"text": LIE, "log": []}, cfg("p1"))

@@ -27,8 +27,11 @@ import pytest
 from _persist_support import LIE, build_graph, cfg, worker_acquire, worker_invoke, worker_resume
 
 import trustgate
-from trustgate import Artifact, ArtifactIntegrityError, LedgerConflict, PostgresLedger
+from trustgate.errors import ArtifactIntegrityError, LedgerConflict
+from trustgate.files import Artifact, PostgresLedger
 from trustgate.persistence import connect
+
+pytestmark = pytest.mark.integration  # real PostgreSQL
 
 SPAWN = multiprocessing.get_context("spawn")
 # Where a run killed inside its gate is paused: the gate runs inside the guarded

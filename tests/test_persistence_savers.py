@@ -41,6 +41,8 @@ from langgraph.types import Command
 import trustgate
 from trustgate.errors import GateHalted
 
+pytestmark = pytest.mark.integration  # real PostgreSQL, worker processes
+
 SPAWN = multiprocessing.get_context("spawn")
 
 
@@ -371,7 +373,7 @@ async def test_concurrent_runs_each_log_their_own_reports(opened: Opened) -> Non
 
 
 def test_reports_of_the_module_api_and_the_log_agree(tmp_path: Path) -> None:
-    with trustgate.connect(tmp_path / "a.db") as db:
+    with trustgate.persistence.connect(tmp_path / "a.db") as db:
         app = build_graph().compile(checkpointer=db.checkpointer)
         app.invoke({"text": LIE, "log": []}, cfg("m"))
         assert [r.id for r in trustgate.reports(app, cfg("m"))] == [

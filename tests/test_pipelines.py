@@ -16,11 +16,13 @@ import pytest
 from langgraph.types import Command
 
 import trustgate
+from trustgate._report import Report, reports
 from trustgate.errors import GateHalted, InputError
 from trustgate.pipelines import PIPELINES, code_review, compliance, investigation, load, postmortem
-from trustgate.policy import OVERRIDE_NOTE
-from trustgate.report import Report, reports
+from trustgate.policies import OVERRIDE_NOTE
 from trustgate.testing import ScriptedChatModel, pipeline_models
+
+pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -308,7 +310,7 @@ def test_langgraph_json_serves_every_graph(name: str) -> None:
 
 
 async def test_pipelines_run_async_too() -> None:
-    from trustgate.report import areports
+    from trustgate._report import areports
 
     graph = code_review.build(personality="inventing")
     await graph.ainvoke({}, cfg("async"))

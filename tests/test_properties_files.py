@@ -7,11 +7,15 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trustgate import EvidenceRefused, FileCitation, Locator, Workspace, replay_citation
+from trustgate.errors import EvidenceRefused
 from trustgate.evidence.artifacts import file_artifact
+from trustgate.files import FileCitation, Locator, Workspace, replay_citation
+
+pytestmark = pytest.mark.unit
 
 SECRET = "OUTSIDE-SECRET"
 NAMES = ["a", "b", "c", "d.txt", "e.py", "l1", "l2", "l3", "sub"]

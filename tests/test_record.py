@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from trustgate import InputError, Record
+from trustgate.drafts import Record
+from trustgate.errors import InputError
+
+pytestmark = pytest.mark.unit
 
 
 @pytest.mark.parametrize(

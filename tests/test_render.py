@@ -6,15 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from trustgate.claims import Locator
+from trustgate._claims import Locator
+from trustgate._findings import Finding
+from trustgate._render import paint, short, to_html, to_text
+from trustgate._report import Approval, OverrideRecord, Report
 from trustgate.evidence.ledger import InMemoryLedger
 from trustgate.evidence.record import Record
 from trustgate.evidence.workspace import Workspace
-from trustgate.findings import Finding
 from trustgate.pipelines import code_review
-from trustgate.render import paint, short, to_html, to_text
-from trustgate.report import Approval, OverrideRecord, Report
 from trustgate.verifiers.draft import verify_draft
+
+pytestmark = pytest.mark.unit
 
 
 def _report() -> Report:

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 from _support import APP_PY, write_tree
 
-from trustgate import FileCitation, Workspace, replay_citation
+from trustgate.files import FileCitation, Workspace, replay_citation
+
+pytestmark = pytest.mark.unit
 
 
 @pytest.fixture

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from trustgate.verifiers.segment import Segment, segment, sentences
 
+pytestmark = pytest.mark.unit
+
 
 def spans(text: str) -> list[str]:
     return [text[s.start : s.end] for s in segment(text)]

@@ -34,15 +34,17 @@ from opentelemetry.trace import StatusCode
 from typing_extensions import TypedDict
 
 from trustgate import otel
+from trustgate._findings import Finding
+from trustgate._report import Approval, OverrideRecord, Report
 from trustgate.errors import ConfigurationError, GateHalted
-from trustgate.findings import Finding
 from trustgate.otel.semconv import CrossingAttributes as C
 from trustgate.otel.semconv import EvaluationAttributes as E
 from trustgate.otel.semconv import MetricNames as M
 from trustgate.otel.semconv import OpenInferenceAttributes as OI
 from trustgate.otel.semconv import OverrideAttributes as O
 from trustgate.otel.semconv import VerifierAttributes as V
-from trustgate.report import Approval, OverrideRecord, Report
+
+pytestmark = pytest.mark.unit
 
 
 @pytest.fixture
@@ -881,11 +883,19 @@ def test_pipeline_run_is_the_root_of_its_crossings(otel_sdk: Otel) -> None:
 
 
 def test_old_names_still_work(otel_sdk: Otel) -> None:
-    import trustgate
-    from trustgate import telemetry
+    import sys
 
-    assert trustgate.configure_telemetry is otel.configure
-    assert trustgate.Telemetry is otel.Telemetry
+    import trustgate
+
+    # the module warns when it is first imported: forget an earlier import
+    sys.modules.pop("trustgate.telemetry", None)
+    vars(trustgate).pop("telemetry", None)
+    with pytest.warns(DeprecationWarning, match=r"trustgate\.telemetry is deprecated"):
+        from trustgate import telemetry
+    with pytest.warns(DeprecationWarning, match=r"trustgate\.otel\.configure"):
+        assert trustgate.configure_telemetry is otel.configure
+    with pytest.warns(DeprecationWarning, match=r"trustgate\.otel\.Telemetry"):
+        assert trustgate.Telemetry is otel.Telemetry
     assert telemetry.configure is otel.configure
     assert trustgate.otel is otel
     with telemetry.crossing_span(

@@ -14,6 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.integration  # a subprocess interpreter
+
 TESTS = Path(__file__).resolve().parent
 
 SCRIPT = r"""
@@ -29,7 +33,7 @@ sys.meta_path.insert(0, NoSdk())
 
 import trustgate
 from trustgate import otel
-from trustgate.wiring import guard
+from trustgate.graph import guard
 from trustgate.testing import lying_model
 from _gate_support import LIE, inspector, reviewer_graph
 

@@ -10,11 +10,13 @@ from _otel import global_providers
 from _otlp_receiver import attrs, otlp_receiver
 
 from trustgate import otel
+from trustgate._report import Report
 from trustgate.cli import build_parser, main
 from trustgate.cli._common import run
 from trustgate.otel.semconv import CrossingAttributes as C
 from trustgate.otel.semconv import MetricNames as M
-from trustgate.report import Report
+
+pytestmark = pytest.mark.integration  # an OTLP receiver, the CLI
 
 
 @pytest.fixture(autouse=True)

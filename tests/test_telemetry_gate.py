@@ -25,20 +25,22 @@ from langgraph.types import Command
 from opentelemetry.trace import StatusCode
 
 from trustgate import otel
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
 from trustgate.errors import GateHalted
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
+from trustgate.graph import guard
 from trustgate.otel.semconv import CrossingAttributes as C
 from trustgate.otel.semconv import MetricNames as M
 from trustgate.otel.semconv import OpenInferenceAttributes as OI
 from trustgate.otel.semconv import OverrideAttributes as O
 from trustgate.otel.semconv import VerifierAttributes as V
-from trustgate.policy import Halt, Override
-from trustgate.policy import Review as ReviewPolicy
+from trustgate.policies import Halt, Override
+from trustgate.policies import Review as ReviewPolicy
 from trustgate.readers import FromKey
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
-from trustgate.wiring import guard
+
+pytestmark = pytest.mark.unit
 
 
 @pytest.fixture
@@ -230,7 +232,7 @@ def test_middleware_tool_gate_blocked_call_is_traced(sdk: Otel) -> None:
     from langchain_core.messages import AIMessage, HumanMessage
     from langchain_core.tools import tool
 
-    from trustgate.middleware import TrustGateMiddleware
+    from trustgate.graph._middleware import TrustGateMiddleware
     from trustgate.readers import ToolCallArgs
 
     def grounded(claims: Any, evidence: Evidence) -> list[Finding]:

@@ -11,12 +11,14 @@ from opentelemetry import metrics as otel_metrics
 from opentelemetry import trace as otel_trace
 
 from trustgate import otel
-from trustgate.findings import Finding
+from trustgate._findings import Finding
+from trustgate._report import OverrideRecord, Report
 from trustgate.otel.semconv import CrossingAttributes as C
 from trustgate.otel.semconv import MetricNames as M
 from trustgate.otel.semconv import OverrideAttributes as O
 from trustgate.otel.semconv import VerifierAttributes as V
-from trustgate.report import OverrideRecord, Report
+
+pytestmark = pytest.mark.integration  # an OTLP/HTTP receiver
 
 REPORT = Report(
     gate="inspector",

@@ -17,13 +17,17 @@ import trustgate.testing
 from trustgate.pipelines import code_review, compliance, investigation, postmortem
 from trustgate.testing import LieCheck, LieNotBlocked, ScriptedChatModel, assert_lie_blocked
 
+pytestmark = pytest.mark.unit
+
 
 def cfg(thread: str) -> Any:
     return {"configurable": {"thread_id": thread}}
 
 
 def test_plugin_is_registered_through_the_entry_point(request: pytest.FixtureRequest) -> None:
-    assert request.config.pluginmanager.get_plugin("trustgate") is trustgate.testing
+    import trustgate._pytest_plugin
+
+    assert request.config.pluginmanager.get_plugin("trustgate") is trustgate._pytest_plugin
 
 
 def test_span_fixture_collects_spans(trustgate_spans: Any) -> None:

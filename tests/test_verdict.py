@@ -10,9 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trustgate import Verdict, VerdictError, VerdictIssue, parse_verdict
+from trustgate.contracts import Verdict, VerdictIssue, parse_verdict
+from trustgate.errors import VerdictError
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.verdict import MAX_VERDICT_CHARS
+
+pytestmark = pytest.mark.unit
 
 PASS = '{"pass": true, "issues": []}'
 

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from trustgate import EvidenceRefused, Workspace
-from trustgate.errors import ConfigurationError, TrustgateError
+from trustgate.errors import ConfigurationError, EvidenceRefused, TrustgateError
+from trustgate.files import Workspace
+
+pytestmark = pytest.mark.unit
 
 
 @pytest.fixture

@@ -1,260 +1,95 @@
-"""trustgate: trust-boundary nodes for LangGraph agent graphs.
+"""trustgate: trust-boundary gates for LangGraph agent graphs.
 
 A model's account of its own work is a *claim*. trustgate makes the claim carry an
 artifact that can be checked (a file/line citation, a locator, a record-line id, a
 hash, a citation from a closed list), checks it deterministically against the real
 source, and overrides the model when the check fails.
 
-This module is the public API; everything not re-exported here is private.
+The root holds what a gate on your own graph needs:
+
+* gates and graphs: :class:`TrustGate`, :func:`guard`, :func:`guarded_nodes`,
+  :func:`audit`, :func:`aaudit`;
+* readers, where the claims are: :class:`FromKey`, :class:`LastAIText`,
+  :class:`ToolCallArgs`, :class:`Routes`, :class:`StreamWrites`;
+* policies, what a failure does: :class:`Halt`, :class:`Override`, :class:`Redact`,
+  :class:`BlockToolCalls`, :class:`Rerender`, :class:`Caveat`, :class:`Review`;
+* verifiers, the checks: :class:`Verifier`, :func:`verifier`, :class:`FunctionVerifier`,
+  :class:`CitationReplay`, :class:`ChangeCheck`, :class:`HashCheck`,
+  :class:`GroundingCheck`, :class:`DraftCheck`, :class:`ModelVerifier`;
+* evidence, where truth is read: :class:`EvidenceSources`, :class:`Evidence`,
+  :class:`FromState`, :class:`FromContext`;
+* results: :class:`Report`, :class:`Finding`, :func:`reports`, :func:`areports`;
+* errors: :class:`TrustgateError`, :class:`ConfigurationError`, :class:`GateHalted`.
+
+Families live in public submodules: :mod:`trustgate.files` (file evidence, locators,
+ledgers), :mod:`trustgate.drafts` (drafts citing a record; no LangGraph),
+:mod:`trustgate.contracts` (closed citation lists, strict verdicts),
+:mod:`trustgate.graph`, :mod:`trustgate.policies`, :mod:`trustgate.readers`,
+:mod:`trustgate.errors`, :mod:`trustgate.otel`, :mod:`trustgate.persistence`,
+:mod:`trustgate.testing`, :mod:`trustgate.pipelines` and :mod:`trustgate.render`.
+Anything with a leading underscore is private.
+
+Names are loaded on first use: ``import trustgate`` itself imports nothing heavy.
 """
 
 from __future__ import annotations
 
-# --- foundation: models, errors, file evidence (issue 2) ---
-from trustgate.claims import (
-    ChangeClaim,
-    ChangesManifest,
-    FileCitation,
-    HashClaim,
-    Locator,
-    SelfReport,
-    parse_manifest,
-)
-from trustgate.errors import (
-    ArtifactIntegrityError,
-    ClaimParseError,
-    ConfigurationError,
-    EvidenceRefused,
-    GitError,
-    InputError,
-    LangGraphCompatibilityError,
-    LedgerConflict,
-    TrustgateError,
-    VerdictError,
-)
-from trustgate.evidence.artifacts import Artifact, Connector, acquire_external, artifact_id
-from trustgate.evidence.ledger import ArtifactLedger, InMemoryLedger, SqliteLedger
-from trustgate.evidence.workspace import Workspace
-from trustgate.findings import Finding
-from trustgate.verifiers.acquisition import acquire_locators
-from trustgate.verifiers.changes import check_change_claim, check_changed_files
-from trustgate.verifiers.citations import replay_citation, replay_manifest
-from trustgate.verifiers.files import ChangeCheck, CitationReplay, GroundingCheck, HashCheck
-from trustgate.verifiers.hashes import check_hash_claim
-from trustgate.verifiers.trust import GroundedValue, TrustBar, check_artifact_refs, meets_trust_bar
+from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from trustgate._lazy import lazy_module
+from trustgate._meta import VERSION as __version__
+
+if TYPE_CHECKING:
+    from trustgate._audit import aaudit, audit
+    from trustgate._findings import Finding
+    from trustgate._gate import TrustGate
+    from trustgate._report import Report, areports, reports
+    from trustgate.errors import ConfigurationError, GateHalted, TrustgateError
+    from trustgate.graph import guard, guarded_nodes
+    from trustgate.policies import (
+        BlockToolCalls,
+        Caveat,
+        Halt,
+        Override,
+        Redact,
+        Rerender,
+        Review,
+    )
+    from trustgate.readers import FromKey, LastAIText, Routes, StreamWrites, ToolCallArgs
+    from trustgate.verifiers.base import (
+        Evidence,
+        EvidenceSources,
+        FromContext,
+        FromState,
+        FunctionVerifier,
+        Verifier,
+        verifier,
+    )
+    from trustgate.verifiers.blind import ModelVerifier
+    from trustgate.verifiers.draft_check import DraftCheck
+    from trustgate.verifiers.files import ChangeCheck, CitationReplay, GroundingCheck, HashCheck
 
 __all__ = [
-    "Artifact",
-    "ArtifactIntegrityError",
-    "ArtifactLedger",
-    "ChangeCheck",
-    "ChangeClaim",
-    "ChangesManifest",
-    "CitationReplay",
-    "ClaimParseError",
-    "ConfigurationError",
-    "Connector",
-    "EvidenceRefused",
-    "FileCitation",
-    "Finding",
-    "GitError",
-    "GroundedValue",
-    "GroundingCheck",
-    "HashCheck",
-    "HashClaim",
-    "InMemoryLedger",
-    "InputError",
-    "LangGraphCompatibilityError",
-    "LedgerConflict",
-    "Locator",
-    "SelfReport",
-    "SqliteLedger",
-    "TrustBar",
-    "TrustgateError",
-    "VerdictError",
-    "Workspace",
-    "__version__",
-    "acquire_external",
-    "acquire_locators",
-    "artifact_id",
-    "check_artifact_refs",
-    "check_change_claim",
-    "check_changed_files",
-    "check_hash_claim",
-    "meets_trust_bar",
-    "parse_manifest",
-    "replay_citation",
-    "replay_manifest",
-]
-
-# --- drafts: record citations, segmentation, gaps (issue 3, drafts) ---
-from trustgate.evidence.record import Record
-from trustgate.verifiers.draft import (
-    DraftVerdict,
-    Gap,
-    InvalidCitation,
-    KeptSentence,
-    Removal,
-    Testimony,
-    UnsupportedText,
-    answer_gap,
-    verify_draft,
-)
-from trustgate.verifiers.figures import FiguresRule
-from trustgate.verifiers.relevance import CitationRelevanceRule
-from trustgate.verifiers.rules import (
-    DEFAULT_RULES,
-    CausalRule,
-    DraftSentence,
-    HedgeRule,
-    Lexicon,
-    PatternRule,
-    SentenceRule,
-)
-from trustgate.verifiers.segment import Segment, segment
-
-__all__ += [
-    "DEFAULT_RULES",
-    "CausalRule",
-    "CitationRelevanceRule",
-    "DraftSentence",
-    "DraftVerdict",
-    "FiguresRule",
-    "Gap",
-    "HedgeRule",
-    "InvalidCitation",
-    "KeptSentence",
-    "Lexicon",
-    "PatternRule",
-    "Record",
-    "Removal",
-    "Segment",
-    "SentenceRule",
-    "Testimony",
-    "UnsupportedText",
-    "answer_gap",
-    "segment",
-    "verify_draft",
-]
-
-# --- contracts: brief, closed-list citations, verdicts, integrity (issue 3, contracts) ---
-from trustgate.evidence.brief import (
-    ApprovedCitation,
-    ApprovedPrice,
-    Brief,
-    EvidenceSet,
-)
-from trustgate.verifiers.citation_patterns import (
-    DEFAULT_CITATION_PATTERNS,
-    CitationId,
-    CitationMatch,
-    CitationPattern,
-    RegexCitationPattern,
-    extract_citations,
-)
-from trustgate.verifiers.contract import check_citations
-from trustgate.verifiers.integrity import (
-    check_integrity,
-    normalize_price,
-    normalize_url,
-)
-from trustgate.verifiers.verdict import Verdict, VerdictIssue, parse_verdict
-
-__all__ += [
-    "DEFAULT_CITATION_PATTERNS",
-    "ApprovedCitation",
-    "ApprovedPrice",
-    "Brief",
-    "CitationId",
-    "CitationMatch",
-    "CitationPattern",
-    "EvidenceSet",
-    "RegexCitationPattern",
-    "Verdict",
-    "VerdictIssue",
-    "check_citations",
-    "check_integrity",
-    "extract_citations",
-    "normalize_price",
-    "normalize_url",
-    "parse_verdict",
-]
-
-# --- gate: trust-boundary nodes, reports, policies, guard() (issue 4) ---
-from trustgate.errors import GateHalted
-from trustgate.gate import GateResult, TrustGate
-from trustgate.graph import guard, guarded_nodes
-from trustgate.policies import (
-    OVERRIDE_NOTE,
-    BlockToolCalls,
-    Caveat,
-    Halt,
-    Override,
-    Policy,
-    Redact,
-    Rerender,
-    Review,
-)
-from trustgate.readers import (
-    ClaimsReader,
-    FromKey,
-    LastAIText,
-    Routes,
-    StreamWrites,
-    ToolCallArgs,
-)
-from trustgate.report import (
-    Approval,
-    Decision,
-    OverrideKind,
-    OverrideRecord,
-    Report,
-    TrustReports,
-    TrustReportsState,
-    areports,
-    reports,
-    reports_from_state,
-)
-from trustgate.streaming import astream, astream_events, stream
-from trustgate.verifiers.base import (
-    AsyncVerifier,
-    Evidence,
-    EvidenceSources,
-    FromContext,
-    FromState,
-    FunctionVerifier,
-    Verifier,
-    verifier,
-)
-from trustgate.verifiers.blind import ModelVerifier
-from trustgate.verifiers.draft_check import DraftCheck
-
-__all__ += [
-    "OVERRIDE_NOTE",
-    "Approval",
-    "AsyncVerifier",
     "BlockToolCalls",
     "Caveat",
-    "ClaimsReader",
-    "Decision",
+    "ChangeCheck",
+    "CitationReplay",
+    "ConfigurationError",
     "DraftCheck",
     "Evidence",
     "EvidenceSources",
+    "Finding",
     "FromContext",
     "FromKey",
     "FromState",
     "FunctionVerifier",
     "GateHalted",
-    "GateResult",
+    "GroundingCheck",
     "Halt",
+    "HashCheck",
     "LastAIText",
     "ModelVerifier",
     "Override",
-    "OverrideKind",
-    "OverrideRecord",
-    "Policy",
     "Redact",
     "Report",
     "Rerender",
@@ -263,61 +98,140 @@ __all__ += [
     "StreamWrites",
     "ToolCallArgs",
     "TrustGate",
-    "TrustReports",
-    "TrustReportsState",
+    "TrustgateError",
     "Verifier",
+    "__version__",
+    "aaudit",
     "areports",
-    "astream",
-    "astream_events",
+    "audit",
     "guard",
     "guarded_nodes",
     "reports",
-    "reports_from_state",
-    "stream",
     "verifier",
 ]
 
-# --- persistence (issue 7) ---
-from trustgate.evidence.ledger_postgres import PostgresLedger
-from trustgate.persistence import (
-    AsyncPersistence,
-    Persistence,
-    ReportHistory,
-    aconnect,
-    connect,
-    history,
+_EXPORTS = {
+    "TrustGate": "trustgate._gate",
+    "guard": "trustgate.graph",
+    "guarded_nodes": "trustgate.graph",
+    "audit": "trustgate._audit",
+    "aaudit": "trustgate._audit",
+    **dict.fromkeys(
+        ("FromKey", "LastAIText", "ToolCallArgs", "Routes", "StreamWrites"), "trustgate.readers"
+    ),
+    **dict.fromkeys(
+        ("Halt", "Override", "Redact", "BlockToolCalls", "Rerender", "Caveat", "Review"),
+        "trustgate.policies",
+    ),
+    **dict.fromkeys(
+        (
+            "Verifier",
+            "verifier",
+            "FunctionVerifier",
+            "EvidenceSources",
+            "Evidence",
+            "FromState",
+            "FromContext",
+        ),
+        "trustgate.verifiers.base",
+    ),
+    **dict.fromkeys(
+        ("CitationReplay", "ChangeCheck", "HashCheck", "GroundingCheck"),
+        "trustgate.verifiers.files",
+    ),
+    "DraftCheck": "trustgate.verifiers.draft_check",
+    "ModelVerifier": "trustgate.verifiers.blind",
+    "Report": "trustgate._report",
+    "reports": "trustgate._report",
+    "areports": "trustgate._report",
+    "Finding": "trustgate._findings",
+    **dict.fromkeys(("TrustgateError", "ConfigurationError", "GateHalted"), "trustgate.errors"),
+}
+
+
+def _moved(family: str, names: str, module: str | None = None) -> dict[str, tuple[str, str, str]]:
+    """Root names of the previous release that now live in ``family``."""
+    return {
+        n: (module or family, n, f"import it from {family} ({family}.{n})") for n in names.split()
+    }
+
+
+# Every name the previous release exported from the root keeps working for this
+# release, with a DeprecationWarning naming where it lives now.
+_DEPRECATED: dict[str, tuple[str, str, str]] = {
+    **_moved(
+        "trustgate.errors",
+        "ArtifactIntegrityError ClaimParseError EvidenceRefused GitError InputError "
+        "LangGraphCompatibilityError LedgerConflict VerdictError",
+    ),
+    **_moved(
+        "trustgate.files",
+        "Artifact ArtifactLedger ChangeClaim ChangesManifest Connector FileCitation "
+        "GroundedValue HashClaim InMemoryLedger Locator PostgresLedger SelfReport SqliteLedger "
+        "TrustBar Workspace acquire_external acquire_locators artifact_id check_artifact_refs "
+        "check_change_claim check_changed_files check_hash_claim meets_trust_bar "
+        "parse_manifest replay_citation replay_manifest",
+    ),
+    **_moved(
+        "trustgate.drafts",
+        "DEFAULT_RULES CausalRule CitationRelevanceRule DraftSentence DraftVerdict FiguresRule "
+        "Gap HedgeRule InvalidCitation KeptSentence Lexicon PatternRule Record Removal Segment "
+        "SentenceRule Testimony UnsupportedText answer_gap segment verify_draft",
+    ),
+    **_moved(
+        "trustgate.contracts",
+        "DEFAULT_CITATION_PATTERNS ApprovedCitation ApprovedPrice Brief CitationId "
+        "CitationMatch CitationPattern EvidenceSet RegexCitationPattern Verdict VerdictIssue "
+        "check_citations check_integrity extract_citations normalize_price normalize_url "
+        "parse_verdict",
+    ),
+    **_moved("trustgate.policies", "OVERRIDE_NOTE Policy Approval Decision OverrideKind"),
+    **_moved("trustgate.policies", "OverrideRecord"),
+    **_moved("trustgate.readers", "ClaimsReader"),
+    **_moved("trustgate.graph", "TrustReports TrustReportsState reports_from_state"),
+    **_moved("trustgate.graph", "AuditPath AuditResult AuditedCrossing SampleRun"),
+    **_moved(
+        "trustgate.persistence",
+        "AsyncPersistence Persistence ReportHistory aconnect connect history",
+    ),
+    "Telemetry": ("trustgate.otel", "Telemetry", "use trustgate.otel.Telemetry"),
+    "configure_telemetry": ("trustgate.otel", "configure", "use trustgate.otel.configure"),
+    "AsyncVerifier": (
+        "trustgate.verifiers.base",
+        "AsyncVerifier",
+        "annotate with trustgate.Verifier (a verifier with an async averify() is one)",
+    ),
+    "GateResult": (
+        "trustgate._gate",
+        "GateResult",
+        "it is internal; what a crossing did is its trustgate.Report",
+    ),
+    **{
+        name: (
+            "trustgate._deprecated",
+            name,
+            f"call the guarded graph's own {name}(...): a guarded graph holds its own streams",
+        )
+        for name in ("stream", "astream", "astream_events")
+    },
+    "telemetry": ("trustgate.telemetry", "", "the module warns when imported"),
+}
+
+_SUBMODULES = frozenset(
+    {
+        "contracts",
+        "drafts",
+        "errors",
+        "files",
+        "graph",
+        "otel",
+        "persistence",
+        "pipelines",
+        "policies",
+        "readers",
+        "render",
+        "testing",
+    }
 )
 
-__all__ += [
-    "AsyncPersistence",
-    "Persistence",
-    "PostgresLedger",
-    "ReportHistory",
-    "aconnect",
-    "connect",
-    "history",
-]
-
-# --- telemetry (issues 5, 14): trustgate.otel; trustgate.telemetry is the old name ---
-from trustgate import otel, telemetry
-from trustgate.otel.sdk import Telemetry
-from trustgate.otel.sdk import configure as configure_telemetry
-
-__all__ += [
-    "Telemetry",
-    "configure_telemetry",
-    "otel",
-    "telemetry",
-]
-
-# --- audit (issue 4) ---
-from trustgate.audit import AuditedCrossing, AuditPath, AuditResult, SampleRun, aaudit, audit
-
-__all__ += [
-    "AuditPath",
-    "AuditResult",
-    "AuditedCrossing",
-    "SampleRun",
-    "aaudit",
-    "audit",
-]
+__getattr__, __dir__ = lazy_module(__name__, globals(), _EXPORTS, _DEPRECATED, _SUBMODULES)

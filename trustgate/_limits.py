@@ -36,7 +36,7 @@ The constants are read at call time, so a deployment can raise or lower them
 (``trustgate._limits.MAX_CITATIONS = 50_000``); the functions also take the cap as an
 argument where a caller has its own.
 
-API for readers (used by :mod:`trustgate.claims` and the CLI, meant for
+API for readers (used by :mod:`trustgate._claims` and the CLI, meant for
 :mod:`trustgate.readers` too):
 
 * :func:`loads_json` ``(text, what)`` -> parsed value: bounded ``json.loads`` that

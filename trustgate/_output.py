@@ -36,7 +36,6 @@ __all__ = ["Facets", "MessageItem", "NodeOutput", "Write", "facets", "is_message
 logger = logging.getLogger(__name__)
 
 Facet = Literal["text", "tool_calls", "other"]
-FACETS: tuple[Facet, ...] = ("text", "tool_calls", "other")
 
 _MESSAGE_TYPES = frozenset(
     {"human", "user", "ai", "assistant", "system", "developer", "tool", "function", "chat"}
@@ -318,7 +317,10 @@ def _safe_eq(a: Any, b: Any) -> bool:
         return True
     try:
         same = a == b
-    except Exception:  # an __eq__ that raises: not provably unchanged
+    except Exception as exc:  # an __eq__ that raises: not provably unchanged
+        logger.warning(
+            "comparing a %s raised %s: treated as changed", type(a).__name__, type(exc).__name__
+        )
         return False
     return same is True
 
@@ -356,7 +358,6 @@ class NodeOutput:
     _root_index: int = 0
     _replaced: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     _messages_replaced: dict[tuple[int, int | None], BaseMessage] = field(default_factory=dict)
-    _goto_replaced: list[Any] | None = None
 
     # -- reading ----------------------------------------------------------------------
 
@@ -435,12 +436,14 @@ class NodeOutput:
     def _command(self, cmd: Any, prefix: tuple[Any, ...], message_keys: frozenset[str]) -> None:
         from langgraph.types import Send
 
+        from trustgate.graph import _compat
+
         update = cmd.update
         if isinstance(update, dict):
             for k, v in update.items():
                 self._add(k, v, (*prefix, "c", "d", k), message_keys)
         elif update is not None:
-            for j, (k, v) in enumerate(cmd._update_as_tuples()):
+            for j, (k, v) in enumerate(_compat.command_update(cmd)):
                 self._add(k, v, (*prefix, "c", "t", j), message_keys)
         goto = cmd.goto
         targets = goto if isinstance(goto, (list, tuple)) else [goto]
@@ -549,7 +552,7 @@ class NodeOutput:
 
     @property
     def routes(self) -> list[Any]:
-        return list(self._goto_replaced if self._goto_replaced is not None else self.goto)
+        return list(self.goto)
 
     def indexed_messages(self, key: str) -> list[tuple[int, MessageItem]]:
         """``(k, item)`` for the messages under ``key``: ``k`` numbers them across writes,
@@ -613,9 +616,6 @@ class NodeOutput:
                     roles[f"{key}[{k}]"] = msg.type
         return roles
 
-    def messages_of(self, index: int) -> list[MessageItem]:
-        return list(self.writes[index].messages or [])
-
     # -- rewriting (copy on write; the node's objects are never mutated) ---------------
 
     def set_value(self, index: int, value: Any) -> None:
@@ -628,12 +628,9 @@ class NodeOutput:
         """Leave ``item`` out of the rebuilt value (see ``reread``)."""
         self._messages_replaced[(item.write, item.index)] = _DROPPED
 
-    def set_routes(self, routes: list[Any]) -> None:
-        self._goto_replaced = list(routes)
-
     @property
     def _pending(self) -> bool:
-        return bool(self._replaced or self._messages_replaced or self._goto_replaced is not None)
+        return bool(self._replaced or self._messages_replaced)
 
     @property
     def rewritten(self) -> bool:
@@ -691,9 +688,10 @@ class NodeOutput:
             return v
 
         by_loc = {w.loc: i for i, w in enumerate(self.writes)}
-        routes = self.routes
 
-        def command(cmd: Any, prefix: tuple[Any, ...], first: bool) -> Any:
+        def command(cmd: Any, prefix: tuple[Any, ...]) -> Any:
+            from trustgate.graph import _compat
+
             update = cmd.update
             if isinstance(update, dict):
                 new_update: Any = {
@@ -705,29 +703,23 @@ class NodeOutput:
             elif update is not None:
                 new_update = [
                     (k, value(by_loc[(*prefix, "c", "t", j)]))
-                    for j, (k, _v) in enumerate(cmd._update_as_tuples())
+                    for j, (k, _v) in enumerate(_compat.command_update(cmd))
                 ]
             else:
                 new_update = None
-            goto = cmd.goto
-            if self._goto_replaced is not None:
-                # rewritten routes are carried by the first command only
-                goto = routes if first else []
-            return dataclasses.replace(cmd, update=new_update, goto=goto)
+            return dataclasses.replace(cmd, update=new_update)
 
         if self.kind == "root":
             return value(self._root_index) if self.original is not None else self.original
         if self.kind == "dict":
             return {k: value(by_loc[("d", k)]) for k in self.original}
         if self.kind == "command":
-            return command(self.original, (), True)
+            return command(self.original, ())
         if self.kind == "list":
             out: list[Any] = []
-            first = True
             for i, item in enumerate(self.original):
                 if isinstance(item, Command):
-                    out.append(command(item, (i,), first))
-                    first = False
+                    out.append(command(item, (i,)))
                 elif isinstance(item, dict):
                     out.append({k: value(by_loc[(i, "d", k)]) for k in item})
                 elif any(loc[:2] == (i, "a") for loc in by_loc):

@@ -1,8 +1,14 @@
-"""Typed errors.
+"""Typed errors, and the one outcome that is raised.
 
-Everything trustgate raises on purpose derives from :class:`TrustgateError`, and
-nothing derives from ``OSError``/``ValueError``: a caller's broad ``except OSError``
-around file handling must never swallow a refused citation or a halted gate.
+Two roots, kept apart on purpose. :class:`TrustgateError` is a *usage* error: the
+library was set up wrongly or handed input it cannot use; fix the call.
+:class:`TrustgateOutcome` is a *decision*: :class:`GateHalted` means a gate worked and
+stopped a run; the code that called it was right. A handler written for one must not
+catch the other (``except TrustgateError`` around a graph must never swallow a halt),
+and the CLI reports them with different exit codes (2 and 4).
+
+Nothing here derives from ``OSError``/``ValueError``: a caller's broad ``except
+OSError`` around file handling must never swallow a refused citation or a halted gate.
 """
 
 from __future__ import annotations
@@ -10,8 +16,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from trustgate.findings import Finding
-    from trustgate.report import Report
+    from trustgate._findings import Finding
+    from trustgate._report import Report
 
 __all__ = [
     "ArtifactIntegrityError",
@@ -26,12 +32,24 @@ __all__ = [
     "LedgerConflict",
     "LedgerTampered",
     "TrustgateError",
+    "TrustgateOutcome",
     "VerdictError",
 ]
 
 
 class TrustgateError(Exception):
-    """Root of every error trustgate raises deliberately."""
+    """Root of every usage error trustgate raises deliberately (bad setup, bad input).
+
+    A halt is not one of them: see :class:`TrustgateOutcome`.
+    """
+
+
+class TrustgateOutcome(Exception):
+    """Root of what a gate *decided* and raises: today only :class:`GateHalted`.
+
+    Deliberately not a :class:`TrustgateError`: catching usage errors must never
+    swallow a halt, and a halt is never reported as bad input.
+    """
 
 
 class ConfigurationError(TrustgateError):
@@ -80,7 +98,7 @@ class EvidenceRefused(TrustgateError):
         self.detail = dict(detail or {})
 
     def to_finding(self, verifier: str, subject: str | None = None) -> Finding:
-        from trustgate.findings import Finding
+        from trustgate._findings import Finding
 
         return Finding.failed(
             verifier,
@@ -132,10 +150,10 @@ def _declaration(part: str) -> str:
     return f"{key}.{facet}" if facet and key != "send" else key
 
 
-class GateHalted(TrustgateError):
+class GateHalted(TrustgateOutcome):
     """A trust gate stopped the run: nothing it had not cleared was released.
 
-    Carries the :class:`~trustgate.report.Report` of the halted crossing, which was
+    Carries the :class:`~trustgate.Report` of the halted crossing, which was
     persisted (state, stream) before the run stopped. The message names the failed
     checks by verifier and code only: it ends up in logs and in the error status of
     tracing backends, and finding messages may quote what the model claimed (they are

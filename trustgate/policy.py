@@ -1,5 +1,6 @@
-"""Kept for older imports: policies live in :mod:`trustgate.policies`."""
+"""Deprecated: policies live in :mod:`trustgate.policies` (and the root)."""
 
+from trustgate._lazy import deprecated_module
 from trustgate.policies import (
     CAVEAT_HEADER,
     OVERRIDE_NOTE,
@@ -27,3 +28,5 @@ __all__ = [
     "Review",
     "policy_chain",
 ]
+
+deprecated_module("trustgate.policy", "import policies from trustgate or trustgate.policies")

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Generic, Literal, Protocol, overload, runtime_checkable
 
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, ValidationError
+from typing_extensions import TypedDict, TypeVar
 
 from trustgate._output import MessageItem, NodeOutput, facets
 from trustgate.errors import ClaimParseError, ClaimTooLarge, ConfigurationError
@@ -30,15 +31,36 @@ __all__ = [
     "FromKey",
     "FunctionReader",
     "LastAIText",
-    "Read",
+    "RouteClaim",
     "Routes",
     "StreamWrites",
+    "ToolCall",
     "ToolCallArgs",
-    "as_reader",
-    "last_ai_message",
 ]
 
 Absence = Literal["missing", "nothing"]
+
+ClaimsT_co = TypeVar("ClaimsT_co", covariant=True, default=Any)
+ModelT = TypeVar("ModelT", bound=BaseModel)
+ValueT = TypeVar("ValueT", default=Any)
+
+
+class ToolCall(TypedDict):
+    """One tool call as :class:`ToolCallArgs` reads it, whatever form it came in."""
+
+    name: str | None
+    args: Any
+    """The arguments: a mapping, or the raw text when it is not JSON."""
+    id: str | None
+
+
+class RouteClaim(TypedDict, total=False):
+    """One way a node routes, as :class:`Routes` reads it: ``{"goto": node}`` or
+    ``{"send": node, "arg": value}``."""
+
+    goto: Any
+    send: str
+    arg: Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,11 +80,14 @@ class Read:
 
 
 @runtime_checkable
-class ClaimsReader(Protocol):
+class ClaimsReader(Protocol[ClaimsT_co]):
     """Reads claims from one node update (a mapping of state key to written value).
 
-    Built-in readers also implement ``read_output(output) -> Read`` to say which parts
-    they covered; a reader with only ``read(update)`` covers the keys it looked at.
+    Generic in what it reads: ``LastAIText`` is a ``ClaimsReader[str]``,
+    ``FromKey("review", model=Review)`` a ``ClaimsReader[Review]``; ``None`` means no
+    claims in this update. Built-in readers also implement ``read_output(output) ->
+    Read`` to say which parts they covered; a reader with only ``read(update)`` covers
+    the keys it looked at.
     """
 
     @property
@@ -70,7 +95,7 @@ class ClaimsReader(Protocol):
         """Where the claims live, for the report (``"verdict"``, ``"messages[-1]"``)."""
         ...
 
-    def read(self, update: Mapping[str, Any]) -> Any: ...
+    def read(self, update: Mapping[str, Any]) -> ClaimsT_co | None: ...
 
 
 def covered(part: str, covers: frozenset[str] | set[str]) -> bool:
@@ -87,23 +112,6 @@ def covered(part: str, covers: frozenset[str] | set[str]) -> bool:
     index, _, facet = rest.partition("]")
     facet = facet.lstrip(".")
     return f"{key}[{index}]" in covers or (bool(facet) and f"{key}.{facet}" in covers)
-
-
-def _messages_of(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    if isinstance(value, (BaseMessage, dict, str)):
-        return [value]
-    if isinstance(value, Sequence):
-        return list(value)
-    return [value]
-
-
-def last_ai_message(update: Mapping[str, Any], key: str = "messages") -> AIMessage | None:
-    """The last AI message among the messages this update writes, in any form."""
-    out = NodeOutput.read({key: update.get(key)}, message_keys=frozenset({key}))
-    found = _last_ai(out, key)
-    return None if found is None else found[2]  # type: ignore[return-value]
 
 
 def _last_ai(out: NodeOutput, key: str) -> tuple[int, MessageItem, BaseMessage] | None:
@@ -129,7 +137,7 @@ def _checked(value: Any, what: str) -> Any:
     return value
 
 
-class FromKey:
+class FromKey(Generic[ValueT]):
     """Claims held in one state key: a pydantic model, a dict, or a JSON string.
 
     With ``model``, dicts and JSON strings are validated into it, so a changes
@@ -138,9 +146,17 @@ class FromKey:
 
     Example:
         ```python
-        TrustGate("manifest", reads=FromKey("manifest", model=Manifest), verifiers=[...])
+        from trustgate.files import ChangesManifest
+
+        TrustGate("manifest", reads=FromKey("manifest", model=ChangesManifest), verifiers=[...])
         ```
     """
+
+    @overload
+    def __init__(self: FromKey[Any], key: str, *, model: None = None) -> None: ...
+
+    @overload
+    def __init__(self: FromKey[ModelT], key: str, *, model: type[ModelT]) -> None: ...
 
     def __init__(self, key: str, *, model: type[BaseModel] | None = None) -> None:
         self.key = key
@@ -158,10 +174,11 @@ class FromKey:
             return Read(None, absent="missing", reason=f"{self.key!r} is empty")
         return Read(claims, frozenset({self.key}), self.key)
 
-    def read(self, update: Mapping[str, Any]) -> Any:
+    def read(self, update: Mapping[str, Any]) -> ValueT | None:
         if self.key not in update:
             return None
-        return self._parse(update[self.key])
+        parsed: ValueT | None = self._parse(update[self.key])
+        return parsed
 
     def _parse(self, value: Any) -> Any:
         if value is None:
@@ -236,8 +253,9 @@ class LastAIText:
             return Read(None, absent="missing", reason="the last AI message is empty")
         return Read(parts.text, frozenset({part}), f"{self.key}[{k}]")
 
-    def read(self, update: Mapping[str, Any]) -> Any:
-        return self.read_output(NodeOutput.read(dict(update))).claims
+    def read(self, update: Mapping[str, Any]) -> str | None:
+        claims = self.read_output(NodeOutput.read(dict(update))).claims
+        return claims if isinstance(claims, str) else None
 
 
 class ToolCallArgs:
@@ -277,11 +295,12 @@ class ToolCallArgs:
             return Read(None, covers, target, "nothing", "no tool calls to check")
         return Read(picked, covers, target)
 
-    def read(self, update: Mapping[str, Any]) -> Any:
-        return self.read_output(NodeOutput.read(dict(update))).claims
+    def read(self, update: Mapping[str, Any]) -> list[ToolCall] | None:
+        claims: list[ToolCall] | None = self.read_output(NodeOutput.read(dict(update))).claims
+        return claims
 
 
-def _normal_call(call: Mapping[str, Any]) -> dict[str, Any]:
+def _normal_call(call: Mapping[str, Any]) -> ToolCall:
     args = call.get("args")
     if isinstance(args, (str, bytes)):
         # text that is not JSON stays text: a verifier sees exactly what the tool would get
@@ -327,7 +346,7 @@ class Routes:
             return Read(None, frozenset(covers), "goto", "nothing", "the node does not route")
         return Read(claims, frozenset(covers), "goto")
 
-    def read(self, update: Mapping[str, Any]) -> Any:
+    def read(self, update: Mapping[str, Any]) -> list[RouteClaim] | None:
         return None
 
 
@@ -349,7 +368,7 @@ class StreamWrites:
             return Read(None, frozenset({"custom"}), "custom", "nothing", "no stream writes")
         return Read(list(output.custom), frozenset({"custom"}), "custom")
 
-    def read(self, update: Mapping[str, Any]) -> Any:
+    def read(self, update: Mapping[str, Any]) -> list[Any] | None:
         return None
 
 

@@ -1,9 +1,9 @@
-"""Compatibility: the telemetry API of the previous release, now in :mod:`trustgate.otel`.
+"""Deprecated: the telemetry API of the previous release, now in :mod:`trustgate.otel`.
 
-Kept for this release only; new code uses :mod:`trustgate.otel` (``otel.crossing``,
-``CrossingSpan.verifier``, ``CrossingSpan.finish``). The shims map the old calls onto
-it. ``input_value`` and ``output_value`` are accepted and ignored: the crossing span
-now records what the gate read (the report's claims) and what it changed (the
+Kept for this release only (importing it warns); new code uses :mod:`trustgate.otel`
+(``otel.crossing``, ``CrossingSpan.verifier``, ``CrossingSpan.finish``). The shims map
+the old calls onto it. ``input_value`` and ``output_value`` are accepted and ignored:
+the crossing span now records what the gate read (the report's claims) and what it changed (the
 overrides), not the node's whole update.
 """
 
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry import metrics as otel_metrics
 from opentelemetry import trace as otel_trace
 
+from trustgate._lazy import deprecated_module
 from trustgate.otel import (
     CAPTURE_CONTENT_ENV,
     CONTENT_KEY_ENV,
@@ -30,8 +31,8 @@ from trustgate.otel import (
 from trustgate.otel import crossing as _crossing
 
 if TYPE_CHECKING:
+    from trustgate._report import Report
     from trustgate.otel.sdk import Telemetry, configure
-    from trustgate.report import Report
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",
@@ -49,6 +50,8 @@ __all__ = [
     "span_link",
     "verifier_span",
 ]
+
+deprecated_module("trustgate.telemetry", "import trustgate.otel")
 
 
 def crossing_span(

@@ -1,10 +1,19 @@
-"""Scripted chat models for mutation tests.
+"""Testing your gates: scripted models that lie, and a harness that proves the lie stopped.
 
-A control is only real once you have watched it stop something (seed 002). These
-models stand in for a real LLM: they return exactly what the test scripted — an
-honest answer or a confident lie — so a test can assert the lie never got through.
-They speak the full chat-model interface (sync, async, token streaming, tool calls,
-structured output), so a guarded graph cannot tell them from a provider's model.
+A control is only real once you have watched it stop something. What is here:
+
+* :class:`ScriptedChatModel`, :func:`lying_model`, :func:`honest_model`: chat models
+  that answer exactly what the test scripted (an honest answer or a confident lie).
+  They speak the full chat-model interface (sync, async, token streaming, tool calls,
+  structured output), so a guarded graph cannot tell them from a provider's model;
+* :func:`assert_lie_blocked`: run a guarded graph with a lying model and assert the
+  lie reached no stream, no state and no checkpoint (:class:`LieCheck` says what was
+  seen, :class:`LieNotBlocked` where it leaked);
+* the models of the reference pipelines (:func:`pipeline_models`, ...) and
+  :func:`span_exporter` (the spans a test produced);
+* pytest fixtures, registered when trustgate is installed and loaded only when a test
+  uses one: ``trustgate_lying_model``, ``trustgate_honest_model``,
+  ``trustgate_pipeline_models``, ``trustgate_assert_lie_blocked``, ``trustgate_spans``.
 """
 
 from __future__ import annotations
@@ -247,7 +256,7 @@ def _mode(personality: str) -> Literal["honest", "lying"]:
 
 
 def code_review_models(personality: str = "inventing") -> dict[str, ScriptedChatModel]:
-    """Seed 000's builder and inspector.
+    """The code review's builder and inspector.
 
     The inventing builder closes review items with invented citations (content the
     file does not hold, a file that does not exist) and names a changed file that is
@@ -283,7 +292,7 @@ def code_review_models(personality: str = "inventing") -> dict[str, ScriptedChat
 
 
 def investigation_models(personality: str = "inventing") -> dict[str, ScriptedChatModel]:
-    """Seed 001's investigator: proposes field values grounded by locators.
+    """The incident investigation's investigator: proposes field values grounded by locators.
 
     The inventing investigator writes its own excerpt into a locator, points past the
     end of a file, cites a file outside the case's scope, and grounds a value only in
@@ -297,7 +306,7 @@ def investigation_models(personality: str = "inventing") -> dict[str, ScriptedCh
 
 
 def postmortem_models(personality: str = "inventing") -> dict[str, ScriptedChatModel]:
-    """Seed 002's drafter: the inventing one fills the record's silence with a cause.
+    """The postmortem's drafter: the inventing one fills the record's silence with a cause.
 
     Its draft says the pool was exhausted *because* the deploy doubled worker
     concurrency (uncited), hedges about a June cost review (cited, still a guess), and
@@ -313,7 +322,7 @@ _REVISE = "ISSUES TO FIX:"
 
 
 def compliance_models(personality: str = "inventing") -> dict[str, ScriptedChatModel]:
-    """Seed 004's planner, executor and blind verifier.
+    """Compliance drafting's planner, executor and blind verifier.
 
     The inventing executor cites ISO/IEC 27001 clauses 9.2 and 9.3, which the brief
     never approved (and still cites 9.2 after the re-render), and quotes a price and
@@ -479,19 +488,18 @@ def assert_lie_blocked(
     """Run a guarded graph with a lying model; assert the lie never got downstream.
 
     ``lies`` are text fragments that only the lie contains (an invented cause, a
-    fabricated citation, a forged tool argument). The graph is streamed through
-    :func:`trustgate.streaming.stream` (guarded nodes' tokens held until their gate
-    releases them) in every stream mode (``messages``, ``updates``, ``values``,
-    ``custom``, ``tasks``, ``debug``, ``checkpoints``), with subgraphs; every field of
-    every item is searched (message metadata and artifacts too), and so are the final
-    state and every checkpoint row. Only the audit record is exempt: ``trust_reports``
-    and the gates' own records (report events, review payloads, values sealed while
-    a person decides) name the lie on purpose; an interrupt the guarded node raised
-    itself is not exempt. A halt (``GateHalted``)
-    counts as blocked. ``resume`` answers interrupts (one value, or a list used in
-    order), e.g. ``{"type": "reject", "by": "test"}``. With ``require_catch`` (the
-    default) some gate must have acted (a decision other than ``pass``): a lie that
-    was never in the output proves nothing.
+    fabricated citation, a forged tool argument). The graph is streamed (its guarded
+    nodes hold their tokens until their gates release them) in every stream mode
+    (``messages``, ``updates``, ``values``, ``custom``, ``tasks``, ``debug``,
+    ``checkpoints``), with subgraphs; every field of every item is searched (message
+    metadata and artifacts too), and so are the final state and every checkpoint row.
+    Only the audit record is exempt: ``trust_reports`` and the gates' own records
+    (report events, review payloads, values sealed while a person decides) name the
+    lie on purpose; an interrupt the guarded node raised itself is not exempt. A halt
+    (``GateHalted``) counts as blocked. ``resume`` answers interrupts (one value, or a
+    list used in order), e.g. ``{"type": "reject", "by": "test"}``. With
+    ``require_catch`` (the default) some gate must have acted (a decision other than
+    ``pass``): a lie that was never in the output proves nothing.
 
     Raises :class:`LieNotBlocked` (an ``AssertionError``) naming where the lie
     surfaced; returns a :class:`LieCheck` for further assertions.
@@ -512,9 +520,8 @@ def assert_lie_blocked(
     """
     from langgraph.types import Command
 
+    from trustgate._report import Report, reports
     from trustgate.errors import GateHalted
-    from trustgate.report import Report, reports
-    from trustgate.streaming import stream
 
     wanted = [lies] if isinstance(lies, str) else [x for x in lies if x]
     if not wanted:
@@ -529,8 +536,8 @@ def assert_lie_blocked(
     current: Any = inputs
     for _round in range(21):
         try:
-            for ns, mode, data in stream(
-                graph, current, config, stream_mode=list(stream_mode), subgraphs=True
+            for ns, mode, data in graph.stream(
+                current, config, stream_mode=list(stream_mode), subgraphs=True
             ):
                 seen += 1
                 if mode == "custom" and isinstance(data, dict) and "trustgate" in data:
@@ -581,15 +588,10 @@ def assert_lie_blocked(
     )
 
 
-# --- the pytest plugin (entry point ``pytest11: trustgate = trustgate.testing``) ---------
+# --- spans for tests (the pytest plugin's ``trustgate_spans`` fixture uses this) --------
 #
-# Fixtures for users' own mutation tests: an in-memory span exporter on the global
-# tracer provider, and factories for honest, lying and pipeline models.
-
-try:
-    import pytest as _pt
-except ImportError:  # pragma: no cover - pytest is only needed to use the plugin
-    _pt = None  # type: ignore[assignment]
+# The fixtures themselves live in :mod:`trustgate._pytest_plugin` (the ``pytest11``
+# entry point), which imports this module only when a test uses one.
 
 _SESSION_EXPORTER: Any = None
 _SESSION_PROVIDER: Any = None
@@ -621,46 +623,6 @@ def span_exporter() -> Any:
         provider.add_span_processor(SimpleSpanProcessor(_SESSION_EXPORTER))
         _SESSION_PROVIDER = provider
     return _SESSION_EXPORTER
-
-
-if _pt is not None:
-
-    @_pt.fixture
-    def trustgate_spans() -> Iterator[Any]:
-        """The spans finished during the test (``exporter.get_finished_spans()``).
-
-        Example:
-            ```python
-            def test_override_is_traced(trustgate_spans):
-                run_my_guarded_graph()
-                names = [s.name for s in trustgate_spans.get_finished_spans()]
-                assert "trustgate.gate inspector" in names
-            ```
-        """
-        exporter = span_exporter()
-        exporter.clear()
-        yield exporter
-        exporter.clear()
-
-    @_pt.fixture
-    def trustgate_lying_model() -> Callable[..., ScriptedChatModel]:
-        """Factory: ``trustgate_lying_model("reply", ...)`` → a lying scripted model."""
-        return lying_model
-
-    @_pt.fixture
-    def trustgate_honest_model() -> Callable[..., ScriptedChatModel]:
-        """Factory: ``trustgate_honest_model("reply", ...)`` → an honest scripted model."""
-        return honest_model
-
-    @_pt.fixture
-    def trustgate_pipeline_models() -> Callable[..., dict[str, ScriptedChatModel]]:
-        """Factory: ``trustgate_pipeline_models("postmortem", "inventing")`` → role → model."""
-        return pipeline_models
-
-    @_pt.fixture
-    def trustgate_assert_lie_blocked() -> Callable[..., LieCheck]:
-        """:func:`assert_lie_blocked`, as a fixture."""
-        return assert_lie_blocked
 
 
 __all__ += ["LieCheck", "LieNotBlocked", "assert_lie_blocked", "span_exporter"]

@@ -20,13 +20,13 @@ from typing import Any
 from langgraph.types import Command
 
 from trustgate import otel
+from trustgate._render import short
+from trustgate._report import Report, reports
 from trustgate.errors import GateHalted
 from trustgate.evidence.ledger import InMemoryLedger
 from trustgate.pipelines import code_review as code_review_pipeline
 from trustgate.pipelines import compliance, investigation, postmortem
 from trustgate.pipelines._common import Personality, load_json
-from trustgate.render import short
-from trustgate.report import Report, reports
 
 __all__ = ["SCENARIOS", "DemoRun", "claimed", "run_scenario"]
 
@@ -39,7 +39,6 @@ class DemoRun:
 
     pipeline: str
     title: str
-    seed: str
     thread_id: str
     status: str = "completed"
     """``completed``, or ``halted`` when a gate stopped the run (still an outcome)."""
@@ -53,7 +52,6 @@ class DemoRun:
     def to_json(self) -> dict[str, Any]:
         return {
             "title": self.title,
-            "seed": self.seed,
             "thread_id": self.thread_id,
             "status": self.status,
             "steps": self.steps,
@@ -259,15 +257,11 @@ def _compliance(run: DemoRun, o: _Options, workdir: Path, p: Progress) -> Any:
     return graph
 
 
-SCENARIOS: dict[str, tuple[str, str, Callable[..., Any]]] = {
-    "code-review": ("Code review: citations replayed, verdict overridden", "000", _code_review),
-    "investigation": (
-        "Investigation: locators, trust bars, review, re-hash",
-        "001",
-        _investigation,
-    ),
-    "postmortem": ("Postmortem: uncited causes deleted, gaps answered", "002", _postmortem),
-    "compliance": ("Compliance: closed list over a blind verifier", "004", _compliance),
+SCENARIOS: dict[str, tuple[str, Callable[..., Any]]] = {
+    "code-review": ("Code review: citations replayed, verdict overridden", _code_review),
+    "investigation": ("Investigation: locators, trust bars, review, re-hash", _investigation),
+    "postmortem": ("Postmortem: uncited causes deleted, gaps answered", _postmortem),
+    "compliance": ("Compliance: closed list over a blind verifier", _compliance),
 }
 
 
@@ -285,10 +279,8 @@ def run_scenario(
     ``model`` (a chat model or a ``provider:model`` name) replaces the scripted
     models for every role; ``None`` means ``TRUSTGATE_MODEL`` when set, else scripted.
     """
-    title, seed, fn = SCENARIOS[name]
-    run = DemoRun(
-        pipeline=name, title=title, seed=seed, thread_id=f"demo-{name}-{uuid.uuid4().hex[:8]}"
-    )
+    title, fn = SCENARIOS[name]
+    run = DemoRun(pipeline=name, title=title, thread_id=f"demo-{name}-{uuid.uuid4().hex[:8]}")
     say = progress or (lambda _m: None)
     # one trace per pipeline run (every invocation and resume in it), whatever tracer
     with (

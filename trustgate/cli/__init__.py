@@ -3,7 +3,8 @@
 Exit codes are part of the interface so the command can sit in a user's CI:
 0 = everything checked passed, 1 = something failed or was removed,
 2 = bad input, or output that cannot be written (one line on stderr, never a
-traceback).
+traceback), 3 = audit only: a crossing could not be decided, 4 = a gate halted a
+run the command made (an outcome, not bad input).
 """
 
 from __future__ import annotations

@@ -3,8 +3,12 @@
 Every way a command can go wrong ends in one line on stderr and a documented exit
 code, never a traceback: bad input (empty, binary, not UTF-8, not JSON, nested or
 sized past :mod:`trustgate._limits`) is exit 2; output that cannot be written (stdout
-closed, a full device) is exit 2 with "cannot write output"; a reader that went away
-is exit 141, quietly; and anything unexpected is exit 2 with "internal error".
+closed, a full device) is exit 2 with "cannot write output"; a gate that halted a run
+the command made is exit 4 (an outcome, not bad input); a reader that went away is
+exit 141, quietly; and anything unexpected is exit 2 with "internal error".
+
+Importing this module (and every command module) costs next to nothing: what a
+command needs is imported when it runs, so ``trustgate --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -17,16 +21,14 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
-from pydantic import BaseModel
-
-from trustgate import _limits
-from trustgate.errors import TrustgateError
+from trustgate.errors import GateHalted, TrustgateError
 
 logger = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_BAD_INPUT = 2
+EXIT_HALTED = 4  # a gate stopped a run the command made: the gate worked, the input was fine
 EXIT_SIGPIPE = 141  # 128 + SIGPIPE, what a shell reports for a filter cut off
 
 Handler = Callable[[argparse.Namespace], int]
@@ -92,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
     except TrustgateError as exc:
         error(str(exc))
         return EXIT_BAD_INPUT
+    except GateHalted as exc:
+        error(str(exc))
+        return EXIT_HALTED
     except KeyboardInterrupt:  # pragma: no cover
         return 130
     except BrokenPipeError:
@@ -118,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
 def read_bytes_arg(path: str, what: str, *, max_bytes: int | None = None) -> bytes:
     """The bytes of a file named on the command line; empty, binary or oversized files
     and unreadable paths are an ``InputError`` (exit 2)."""
+    from trustgate import _limits
     from trustgate.errors import InputError
 
     cap = _limits.MAX_CLAIM_BYTES if max_bytes is None else max_bytes
@@ -165,6 +171,8 @@ def json_kind(value: Any) -> str:
 
 def read_json_arg(path: str, what: str) -> Any:
     """A JSON file, within the caps of :mod:`trustgate._limits` (depth, size)."""
+    from trustgate import _limits
+
     return _limits.loads_json(read_text_arg(path, what), f"{what} {path!r}")
 
 
@@ -179,6 +187,8 @@ def read_json_object_arg(path: str, what: str, shape: str) -> dict[str, Any]:
 
 
 def dump_json(obj: Any) -> None:
+    from pydantic import BaseModel
+
     def default(o: Any) -> Any:
         if isinstance(o, BaseModel):
             return o.model_dump(mode="json")

@@ -16,9 +16,11 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from trustgate.otel.sdk import Telemetry
+if TYPE_CHECKING:  # the OpenTelemetry SDK is imported only when an endpoint is given
+    from trustgate.otel.sdk import Telemetry
 
 __all__ = ["NO_METRICS", "OPTION", "add_otlp_option", "otlp_endpoint", "otlp_session"]
 

@@ -33,12 +33,13 @@ import importlib
 import json
 import os
 import sys
-from typing import Any, cast
-
-from langchain_core.runnables import RunnableConfig
+from typing import TYPE_CHECKING, Any, cast
 
 from trustgate.cli import _common
 from trustgate.errors import InputError
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
 
 EXIT_UNKNOWN = 3
 """Nothing unguarded was found, but the audit could not prove everything guarded."""
@@ -140,7 +141,7 @@ def _context(graph: Any, data: Any) -> Any:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from trustgate.audit import audit
+    from trustgate._audit import audit
 
     graph = load_graph(args.target)
     sample = _json_arg(args.input, "input")
@@ -153,7 +154,7 @@ def _audit(args: argparse.Namespace) -> int:
     result = audit(
         graph,
         sample,
-        config=cast(RunnableConfig | None, config),
+        config=cast("RunnableConfig | None", config),
         context=_context(graph, _json_arg(args.context, "context")),
         resume=resume,
         run_tools=args.run_tools,

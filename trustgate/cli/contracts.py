@@ -1,4 +1,4 @@
-"""``trustgate check-contract``: the closed-list checks of seed 004 from the shell.
+"""``trustgate check-contract``: a draft's citations, URLs and prices against closed lists.
 
 Checks a draft's citations against a brief's approved list and, with
 ``--evidence``, its URLs and prices against an approved evidence set. Exit 0 when
@@ -9,14 +9,12 @@ so the command can gate a CI job or a release script.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trustgate import _limits
 from trustgate.cli import _common
-from trustgate.evidence.brief import Brief, EvidenceSet
-from trustgate.findings import Finding
-from trustgate.verifiers.contract import check_citations
-from trustgate.verifiers.integrity import check_integrity
+
+if TYPE_CHECKING:
+    from trustgate._findings import Finding
 
 
 def register(sub: Any) -> None:
@@ -35,6 +33,11 @@ def register(sub: Any) -> None:
 
 
 def _check_contract(args: argparse.Namespace) -> int:
+    from trustgate import _limits
+    from trustgate.evidence.brief import Brief, EvidenceSet
+    from trustgate.verifiers.contract import check_citations
+    from trustgate.verifiers.integrity import check_integrity
+
     draft = _common.read_text_arg(args.draft, "draft")
     _limits.check_draft(draft, f"draft {args.draft!r}")
     brief = Brief.from_json(

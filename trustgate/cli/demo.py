@@ -1,4 +1,4 @@
-"""``trustgate demo``: the four seed pipelines, run with models that invent, on bundled data.
+"""``trustgate demo``: the four reference pipelines, run with models that invent, on bundled data.
 
 For every crossing it shows what the model claimed, what was checked, what was
 overridden and why, then the final artefact (the review verdict, the case file, the
@@ -81,11 +81,11 @@ class _Progress:
 
 def _print_run(run: Any, colour: bool, passes: bool) -> None:
     from trustgate._demo.runner import claimed
-    from trustgate.render import paint, report_text
+    from trustgate._render import paint, report_text
 
     rule = "═" * 78
     print(paint(rule, "dim", colour))
-    print(paint(f"seed {run.seed} · {run.title}", "bold", colour))
+    print(paint(run.title, "bold", colour))
     print(paint(f"thread {run.thread_id} · status {run.status}", "dim", colour))
     print(paint(rule, "dim", colour))
     for i, report in enumerate(run.reports, start=1):

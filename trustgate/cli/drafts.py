@@ -1,4 +1,4 @@
-"""``trustgate check-draft``: seed 002's postmortem verifier from the shell.
+"""``trustgate check-draft``: delete what a draft cannot cite from its record.
 
 Prints the redacted draft (deleted sentences gone, a gap question in each hole,
 invalid citation markers removed) or, with ``--json``, the full verdict. Exit 0 when
@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trustgate.cli import _common
-from trustgate.evidence.record import Record
-from trustgate.verifiers.draft import verify_draft
+
+if TYPE_CHECKING:
+    from trustgate.evidence.record import Record
 
 
 def register(sub: Any) -> None:
@@ -35,6 +36,8 @@ def register(sub: Any) -> None:
 
 
 def _load_record(path: str) -> Record:
+    from trustgate.evidence.record import Record
+
     if path.lower().endswith(".json"):
         data = _common.read_json_object_arg(path, "record", "of id -> line text")
         return Record(lines=data)
@@ -44,6 +47,8 @@ def _load_record(path: str) -> Record:
 def _check_draft(args: argparse.Namespace) -> int:
     draft = _common.read_text_arg(args.draft, "draft")  # empty or binary: exit 2
     record = _load_record(args.record)
+    from trustgate.verifiers.draft import verify_draft
+
     verdict = verify_draft(draft, record)
     if args.json:
         _common.dump_json(

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from trustgate.claims import Locator, parse_manifest
 from trustgate.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAIL,
@@ -17,8 +14,9 @@ from trustgate.cli._common import (
     read_json_arg,
 )
 from trustgate.errors import ConfigurationError, EvidenceRefused, GitError, InputError
-from trustgate.evidence.workspace import Workspace
-from trustgate.verifiers.citations import replay_manifest
+
+if TYPE_CHECKING:
+    from trustgate.evidence.workspace import Workspace
 
 
 def register(sub: Any) -> None:
@@ -48,6 +46,8 @@ def register(sub: Any) -> None:
 
 
 def _workspace(root: str, scopes: list[str] | None = None) -> Workspace:
+    from trustgate.evidence.workspace import Workspace
+
     try:
         return Workspace(root, scopes)
     except ConfigurationError as exc:
@@ -57,6 +57,9 @@ def _workspace(root: str, scopes: list[str] | None = None) -> Workspace:
 def _replay(args: argparse.Namespace) -> int:
     if args.window < 0:
         raise InputError("--window must be >= 0")
+    from trustgate._claims import parse_manifest
+    from trustgate.verifiers.citations import replay_manifest
+
     raw = read_json_arg(args.manifest, "manifest")
     parse_manifest(raw)  # not a manifest at all, or past a cap: bad input (exit 2)
     workspace = _workspace(args.root)
@@ -74,11 +77,10 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _acquire(args: argparse.Namespace) -> int:
+    from trustgate._claims import Locator
+
     workspace = _workspace(args.root, args.scope)
-    try:
-        locator = Locator.parse(args.locator, revision=args.rev)
-    except ValidationError as exc:
-        raise InputError(f"bad locator {args.locator!r}: {exc.errors()[0]['msg']}") from None
+    locator = Locator.parse(args.locator, revision=args.rev)  # a bad one: ClaimParseError
     try:
         artifact = workspace.acquire(locator)
     except EvidenceRefused as exc:

@@ -20,10 +20,12 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trustgate.cli import _common
-from trustgate.report import Report
+
+if TYPE_CHECKING:
+    from trustgate._report import Report
 
 logger = logging.getLogger(__name__)
 

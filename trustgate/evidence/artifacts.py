@@ -1,4 +1,4 @@
-"""Frozen evidence (seed 001): artifacts identified by coordinate + content hash.
+"""Frozen evidence: artifacts identified by coordinate + content hash.
 
 The agent supplies a locator; trustgate reads the bytes, hashes them and freezes them.
 An artifact's ``id`` is derived from its coordinate and its hash, so two coordinates
@@ -108,7 +108,7 @@ class Artifact(BaseModel):
         )
 
     def _repr_html_(self) -> str:
-        from trustgate.render import artifact_html
+        from trustgate._render import artifact_html
 
         return artifact_html(self)
 

@@ -1,6 +1,6 @@
 """The closed lists a blind verifier may judge against: a brief and an evidence set.
 
-Seed 004's verifier sees two documents, the brief and the draft. The brief's
+A blind verifier sees two documents, the brief and the draft. The brief's
 citations are the *closed list*: a citation in the draft that the list does not hold
 is invented, whether or not it exists in the real standard. The evidence set plays
 the same role for URLs and prices on runs that did web research. Both are plain data

@@ -1,7 +1,7 @@
 """Real git, asked through its machine-readable interfaces (``-z``, ``ls-tree``, ``cat-file``).
 
 Used for two claims only the repository can settle: what a file held at a revision,
-and which files changed since a base. Both are recomputed on every call (seed 000:
+and which files changed since a base. Both are recomputed on every call (code review:
 a manifest carried over from an earlier round was the bug).
 
 **Nothing in the repository can make git run a program.** The agent whose claims are
@@ -405,14 +405,6 @@ def resolve_revision(root: str, revision: str) -> str:
             "unknown_revision", f"revision {revision!r} does not exist in the repository"
         ) from None
     return out.decode().strip()
-
-
-def is_repository(root: str) -> bool:
-    try:
-        _discover(root)
-    except GitError:
-        return False
-    return True
 
 
 @dataclass(frozen=True, slots=True)

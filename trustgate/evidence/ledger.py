@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
+from trustgate._findings import Finding
 from trustgate.errors import (
     ArtifactIntegrityError,
     ConfigurationError,
@@ -72,7 +73,6 @@ from trustgate.errors import (
     LedgerTampered,
 )
 from trustgate.evidence.artifacts import Artifact, Connector, _canonical, acquire_external
-from trustgate.findings import Finding
 
 if TYPE_CHECKING:
     from trustgate.evidence.workspace import Workspace
@@ -353,7 +353,7 @@ class ArtifactLedger(ABC):
                         "reverifying a file artifact needs the workspace",
                         subject=artifact.id,
                     )
-                from trustgate.claims import Locator
+                from trustgate._claims import Locator
 
                 fresh = workspace.acquire(
                     Locator(

@@ -13,7 +13,7 @@ Requires the ``postgres`` extra (``psycopg``); it is imported only when a
 
 Example:
     ```python
-    from trustgate import PostgresLedger
+    from trustgate.files import PostgresLedger
 
     ledger = PostgresLedger("postgresql://app@db/trust")
     stored = ledger.put(artifact)      # the first writer's artifact, whoever called
@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from trustgate._meta import install_hint
 from trustgate.errors import ConfigurationError, LedgerTampered
 from trustgate.evidence.artifacts import Artifact
 from trustgate.evidence.ledger import ArtifactLedger, _warn_random_key, parse_row
@@ -84,7 +85,7 @@ def open_pool(
         from psycopg_pool import ConnectionPool, PoolTimeout
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise ConfigurationError(
-            "PostgreSQL needs the 'postgres' extra: pip install 'trustgate[postgres]'"
+            f"PostgreSQL needs the 'postgres' extra: {install_hint('postgres')}"
         ) from exc
     try:
         # one direct attempt first: a wrong host or password fails now, with the

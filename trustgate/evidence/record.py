@@ -1,6 +1,6 @@
 """The pasted record a draft cites into: lines with ids a reader can open.
 
-Seed 002's drafter cites ``[[12]]`` where 12 is a line of the record the person
+A postmortem's drafter cites ``[[12]]`` where 12 is a line of the record the person
 pasted. The ids must be the ones a reader sees (line 12 is the twelfth line in their
 editor), so :meth:`Record.from_text` numbers lines the way editors do: ``\\r\\n``,
 ``\\n`` and ``\\r`` all end a line, and a final terminator does not open an empty
@@ -28,7 +28,7 @@ class Record(BaseModel):
 
     Example:
         ```python
-        from trustgate import Record
+        from trustgate.drafts import Record
 
         record = Record.from_text("14:02 latency p99 9.2s\\n14:03 alert fired\\n")
         assert record.ids == frozenset({"1", "2"})

@@ -20,7 +20,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from trustgate.claims import Locator
+from trustgate._claims import Locator
 from trustgate.errors import ConfigurationError, EvidenceRefused
 from trustgate.evidence import _paths, git
 from trustgate.evidence.artifacts import Artifact, file_artifact
@@ -92,7 +92,7 @@ class Workspace:
     Example:
         ```python
         import tempfile, pathlib
-        from trustgate import FileCitation, Workspace, replay_citation
+        from trustgate.files import FileCitation, Workspace, replay_citation
 
         root = pathlib.Path(tempfile.mkdtemp())
         (root / "app.py").write_text("def handler(event):\\n    return validate(event)\\n")
@@ -224,7 +224,7 @@ class Workspace:
     def acquire(
         self, locator: Locator, ledger: ArtifactLedger | None = None, *, use_cache: bool = False
     ) -> Artifact:
-        """Read the bytes a locator points at and freeze them as an ``Artifact`` (seed 001).
+        """Read the bytes a locator points at and freeze them as an ``Artifact``.
 
         Scope check, exact bytes (at the pinned revision through git, else the working
         tree), range check against the real file, sha256 of the excerpt bytes, id from

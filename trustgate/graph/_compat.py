@@ -77,6 +77,10 @@ def check() -> None:
     for need in ("runnable", "retry_policy", "cache_policy", "metadata", "input_schema"):
         if need not in fields:
             problems.append(f"StateNodeSpec has no field {need!r}")
+    from langgraph.types import Command
+
+    if not callable(getattr(Command, "_update_as_tuples", None)):
+        problems.append("Command has no _update_as_tuples()")
     for cls, attr in ((StreamMessagesHandler, "stream"), (StreamToolCallHandler, "stream")):
         if attr not in cls.__init__.__code__.co_names and not hasattr(cls, attr):
             problems.append(f"{cls.__name__} has no {attr!r} sink")
@@ -335,6 +339,11 @@ def update_as_tuples(value: Any, keys: Sequence[str] | None) -> list[tuple[str, 
     return list(get_update_as_tuples(value, list(keys)))
 
 
+def command_update(cmd: Any) -> list[tuple[str, Any]]:
+    """The ``(key, value)`` writes of a ``Command``'s ``update`` (every form it takes)."""
+    return list(cmd._update_as_tuples())
+
+
 def is_control_flow(exc: BaseException) -> bool:
     """LangGraph's own signals (interrupts, parent commands, recursion limits): they
     carry no model output and callers match on them."""
@@ -373,15 +382,6 @@ def parent_command(cmd: Any) -> BaseException:
     from langgraph.errors import ParentCommand
 
     return ParentCommand(cmd)
-
-
-def for_this_graph(cmd: Any, config: Mapping[str, Any], node: str) -> bool:
-    """Whether a bubbling command is addressed to the graph that runs ``node`` (it was
-    raised inside ``node``, a subgraph, for ``node``'s own graph)."""
-    from langgraph._internal._config import recast_checkpoint_ns
-
-    ns = checkpoint_ns(config)
-    return bool(cmd.graph in (ns, recast_checkpoint_ns(ns), node))
 
 
 def runnable_callable(func: Callable[..., Any], afunc: Callable[..., Any] | None, name: str) -> Any:
@@ -462,11 +462,6 @@ def node_runnable(spec: Any) -> Any:
 def node_ends(spec: Any) -> Any:
     """Where a node may route with ``Command(goto=...)`` (``destinations``)."""
     return getattr(spec, "ends", None)
-
-
-def node_metadata(spec: Any) -> Mapping[str, Any]:
-    meta = getattr(spec, "metadata", None) or {}
-    return meta if isinstance(meta, Mapping) else {}
 
 
 def edges(builder: Any) -> set[tuple[str, str]]:
@@ -592,3 +587,51 @@ def durable(fn: Callable[[Any], Any], name: str) -> Callable[[Any], Any]:
     from langgraph.func import task
 
     return cast(Callable[[Any], Any], task(name=name)(cast(Any, fn)))
+
+
+# --- LangChain internals the audit's sample run touches ---------------------------------
+#
+# The sample run (trustgate._audit._sample_run) replaces chat models and tools while it
+# runs a copy of a graph. It patches LangChain's public entry points (BaseChatModel
+# generate/agenerate/stream/astream, BaseTool run/arun); the three things below are not
+# public, and are reached only through these functions.
+
+
+def structured_output_schema(kwargs: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The JSON schema a ``with_structured_output`` request carries to ``generate``
+    (LangChain passes it as the ``ls_structured_output_format`` keyword), or ``None``."""
+    structured = kwargs.get("ls_structured_output_format")
+    schema = structured.get("schema") if isinstance(structured, Mapping) else None
+    return schema if isinstance(schema, Mapping) else None
+
+
+def run_node(metadata: Mapping[str, Any] | None) -> str | None:
+    """The top-level graph node a model or tool run belongs to, from the run metadata
+    LangGraph attaches (``langgraph_checkpoint_ns``, ``langgraph_node``)."""
+    md = metadata or {}
+    ns = md.get("langgraph_checkpoint_ns") or md.get("checkpoint_ns")
+    node = md.get("langgraph_node")
+    if isinstance(ns, str) and ns:
+        node = ns.split("|", 1)[0].split(":", 1)[0] or node
+    return node if isinstance(node, str) and node else None
+
+
+def wrap_chat_model_factory(
+    wrap: Callable[[Callable[..., Any]], Callable[..., Any]],
+) -> bool:
+    """Replace the helper ``langchain.chat_models.init_chat_model`` builds a provider's
+    model through (``_init_chat_model_helper``) with ``wrap(helper)``. ``False`` when
+    langchain is not installed or has no such helper (nothing is replaced)."""
+    try:
+        from langchain.chat_models import base
+    except ImportError:  # langchain not installed: no init_chat_model to stub
+        return False
+    helper = getattr(base, "_init_chat_model_helper", None)
+    if not callable(helper):
+        logger.warning(
+            "langchain's init_chat_model has no _init_chat_model_helper: models it builds "
+            "are not replaced by the audit's sample run (only stubbed when called)"
+        )
+        return False
+    base._init_chat_model_helper = wrap(helper)
+    return True

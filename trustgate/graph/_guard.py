@@ -17,12 +17,12 @@ from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
 
+from trustgate._gate import TrustGate
+from trustgate._report import REPORTS_KEY, TrustReports
 from trustgate.errors import ConfigurationError, GateHalted
-from trustgate.gate import TrustGate
 from trustgate.graph import _compat
 from trustgate.graph._node import GuardedNode, runnable
 from trustgate.policies import Rerender, Review
-from trustgate.report import REPORTS_KEY, TrustReports
 
 __all__ = ["GuardedStateGraph", "guard", "guarded_nodes"]
 
@@ -123,6 +123,8 @@ def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]
 
     Example:
         ```python
+        from langgraph.checkpoint.memory import InMemorySaver
+
         guarded = trustgate.guard(builder, {"reviewer": inspector_gate})
         app = guarded.compile(checkpointer=InMemorySaver())
         ```

@@ -25,10 +25,8 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 
-from trustgate._output import NodeOutput
-from trustgate.errors import ConfigurationError, GateHalted, TrustgateError
-from trustgate.findings import Finding
-from trustgate.gate import (
+from trustgate._findings import Finding
+from trustgate._gate import (
     ChainResult,
     Context,
     TrustGate,
@@ -39,11 +37,13 @@ from trustgate.gate import (
     run_chain,
     run_verifier,
 )
+from trustgate._output import NodeOutput
+from trustgate._report import REPORTS_KEY, Report
+from trustgate.errors import ConfigurationError, GateHalted, TrustgateError
 from trustgate.graph import _compat
 from trustgate.graph._streams import StreamHold
 from trustgate.policies._decision import Rerender
 from trustgate.readers import covered
-from trustgate.report import REPORTS_KEY, Report
 
 __all__ = ["GuardedNode"]
 

@@ -12,7 +12,7 @@ from opentelemetry import trace as otel_trace
 from trustgate.otel._content import ContentPolicy
 
 if TYPE_CHECKING:
-    from trustgate.report import Report
+    from trustgate._report import Report
 
 __all__ = [
     "NOOP_TRACER",

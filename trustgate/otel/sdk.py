@@ -24,14 +24,14 @@ from typing import Any
 from opentelemetry import metrics as otel_metrics
 from opentelemetry import trace as otel_trace
 
+from trustgate._meta import DISTRIBUTION, install_hint
 from trustgate.errors import ConfigurationError
 
 __all__ = ["DISTRIBUTION", "Telemetry", "configure", "missing_extra_error"]
 
 logger = logging.getLogger(__name__)
 
-DISTRIBUTION = "langgraph-trustgate"
-_EXTRA_HINT = f"pip install '{DISTRIBUTION}[otlp]'"
+_EXTRA_HINT = install_hint("otlp")
 _NO_METRICS_ENDPOINT = frozenset({404, 405})
 _EXPORTER_LOGGER = "opentelemetry.exporter.otlp.proto.http.metric_exporter"
 

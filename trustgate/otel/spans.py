@@ -58,8 +58,8 @@ from trustgate.otel.semconv import SpanKindValues as K
 from trustgate.otel.semconv import VerifierAttributes as V
 
 if TYPE_CHECKING:
-    from trustgate.findings import Finding
-    from trustgate.report import Report
+    from trustgate._findings import Finding
+    from trustgate._report import Report
 
 __all__ = [
     "CrossingSpan",
@@ -806,7 +806,7 @@ class _CrossingScope(AbstractContextManager[CrossingSpan]):
             if halted is not None:  # a halt is an outcome
                 handle.finish(halted)
                 return
-            from trustgate.report import Report
+            from trustgate._report import Report
 
             handle.finish(
                 Report(gate=handle.gate, node=handle.node, decision="halted", released=False),

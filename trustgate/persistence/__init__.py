@@ -1,6 +1,6 @@
 """One database for everything a guarded graph keeps: checkpoints, store, ledger, reports.
 
-``trustgate.connect()`` returns LangGraph's own checkpointer and store for the
+``connect()`` returns LangGraph's own checkpointer and store for the
 configured database (SQLite under ``.trustgate/`` by default, PostgreSQL when the
 URL says ``postgresql://``), already set up, together with the artifact ledger and
 the report log on the same database.
@@ -39,8 +39,9 @@ The details per method are in :mod:`trustgate.persistence._saver`.
 Example:
     ```python
     import trustgate
+    from trustgate.persistence import connect
 
-    with trustgate.connect() as db:            # or connect("postgresql://...")
+    with connect() as db:                      # or connect("postgresql://...")
         app = trustgate.guard(builder, gates).compile(
             checkpointer=db.checkpointer, store=db.store
         )

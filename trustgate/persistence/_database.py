@@ -17,11 +17,12 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from trustgate._meta import install_hint
+from trustgate._report import Report
 from trustgate.errors import ConfigurationError
 from trustgate.evidence.ledger import ArtifactLedger
 from trustgate.persistence._log import ReportHistory
 from trustgate.persistence._saver import ReportingSaver
-from trustgate.report import Report
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -88,7 +89,7 @@ def _pg() -> ModuleType:
         from trustgate.persistence import _postgres
     except ImportError as exc:
         raise ConfigurationError(
-            f"PostgreSQL needs the 'postgres' extra: pip install 'trustgate[postgres]' ({exc})"
+            f"PostgreSQL needs the 'postgres' extra: {install_hint('postgres')} ({exc})"
         ) from None
     return _postgres
 
@@ -230,7 +231,7 @@ def connect(url: str | os.PathLike[str] | None = None) -> Persistence:
 
     Example:
         ```python
-        with trustgate.connect("postgresql://app@db/trust") as db:
+        with connect("postgresql://app@db/trust") as db:
             app = graph.compile(checkpointer=db.checkpointer, store=db.store)
         ```
     """
@@ -270,11 +271,11 @@ def aconnect(url: str | os.PathLike[str] | None = None) -> _AsyncConnect:
 
     Example:
         ```python
-        async with trustgate.aconnect() as db:
+        async with aconnect() as db:
             app = graph.compile(checkpointer=db.checkpointer, store=db.store)
             await app.ainvoke(inputs, config)
 
-        db = await trustgate.aconnect("postgresql://app@db/trust")
+        db = await aconnect("postgresql://app@db/trust")
         ```
     """
     return _AsyncConnect(url)
@@ -305,7 +306,7 @@ def history(
 
     Example:
         ```python
-        for r in trustgate.history(thread="t1", since="2h"):
+        for r in history(thread="t1", since="2h"):
             print(r.finished_at, r.gate, r.decision, [o.kind for o in r.overrides])
         ```
     """

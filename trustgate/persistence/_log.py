@@ -30,8 +30,8 @@ from typing import Any, ClassVar, NamedTuple
 
 from pydantic import ValidationError
 
+from trustgate._report import Report
 from trustgate.errors import InputError
-from trustgate.report import Report
 
 __all__ = [
     "InMemoryReportHistory",
@@ -126,7 +126,7 @@ class ReportHistory(ABC):
 
     Example:
         ```python
-        with trustgate.connect() as db:
+        with connect() as db:
             halted = [r for r in db.report_log.history(gate="inspector")
                       if r.decision == "halted"]
         ```

@@ -147,7 +147,7 @@ class PostgresReportHistory(ReportHistory):
 
 
 def connect_postgres(url: str) -> Persistence:
-    """The sync PostgreSQL persistence (see :func:`trustgate.connect`)."""
+    """The sync PostgreSQL persistence (see :func:`~trustgate.persistence.connect`)."""
     from langgraph.checkpoint.postgres import PostgresSaver
     from langgraph.store.postgres import PostgresStore
 
@@ -176,7 +176,7 @@ def connect_postgres(url: str) -> Persistence:
 
 
 async def aconnect_postgres(url: str) -> AsyncPersistence:
-    """The async PostgreSQL persistence (see :func:`trustgate.aconnect`)."""
+    """The async PostgreSQL persistence (see :func:`~trustgate.persistence.aconnect`)."""
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from langgraph.store.postgres.aio import AsyncPostgresStore
 

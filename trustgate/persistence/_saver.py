@@ -86,9 +86,9 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from trustgate._report import REPORTS_KEY, Report
 from trustgate.errors import ConfigurationError
 from trustgate.persistence._log import ReportHistory
-from trustgate.report import REPORTS_KEY, Report
 
 __all__ = ["ReportingSaver"]
 

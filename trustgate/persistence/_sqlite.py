@@ -158,7 +158,7 @@ class SqliteReportHistory(ReportHistory):
 
 
 def connect_sqlite(target: str) -> Persistence:
-    """The sync SQLite persistence (see :func:`trustgate.connect`)."""
+    """The sync SQLite persistence (see :func:`~trustgate.persistence.connect`)."""
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.store.sqlite import SqliteStore
 
@@ -185,7 +185,7 @@ def connect_sqlite(target: str) -> Persistence:
 
 
 async def aconnect_sqlite(target: str) -> AsyncPersistence:
-    """The async SQLite persistence (see :func:`trustgate.aconnect`)."""
+    """The async SQLite persistence (see :func:`~trustgate.persistence.aconnect`)."""
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     from langgraph.store.sqlite import AsyncSqliteStore

@@ -1,16 +1,17 @@
-"""The four seed systems as guarded LangGraph graphs (the reference pipelines).
+"""Four reference pipelines, as guarded LangGraph graphs: code review, incident
+investigation, postmortem and compliance drafting.
 
 Each module exposes ``build(model=None, *, personality="inventing", ...)`` returning a
 compiled, guarded graph, and ``sample_inputs()`` for the bundled data:
 
-* :mod:`~trustgate.pipelines.code_review` (seed 000): citations replayed, an
-  inspector's ``APPROVE`` overridden to ``REQUEST_CHANGES`` when one fails;
-* :mod:`~trustgate.pipelines.investigation` (seed 001): locators acquired into the
-  ledger, per-field trust bars, review of unverified grounding, tamper re-hash;
-* :mod:`~trustgate.pipelines.postmortem` (seed 002): uncited causes and hedges
-  deleted, gaps asked of a person, answers kept as attributed testimony;
-* :mod:`~trustgate.pipelines.compliance` (seed 004): a closed citation list and
-  URL/price integrity over a blind verifier model, re-render once, caveat or halt.
+* :mod:`~trustgate.pipelines.code_review`: citations replayed, a reviewer's
+  ``APPROVE`` overridden to ``REQUEST_CHANGES`` when one fails;
+* :mod:`~trustgate.pipelines.investigation`: locators acquired into the ledger,
+  per-field trust bars, review of unverified grounding, tamper re-hash;
+* :mod:`~trustgate.pipelines.postmortem`: uncited causes and hedges deleted, gaps
+  asked of a person, answers kept as attributed testimony;
+* :mod:`~trustgate.pipelines.compliance`: a closed citation list and URL/price
+  integrity over a blind verifier model, re-render once, caveat or halt.
 
 Models are the scripted personalities of :mod:`trustgate.testing` by default, or any
 chat model (``build(model=...)``, or the ``TRUSTGATE_MODEL`` environment variable

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 
+from trustgate._meta import install_hint
 from trustgate.errors import ConfigurationError, InputError
 
 __all__ = [
@@ -115,7 +116,7 @@ def _init(spec: BaseChatModel | str) -> BaseChatModel:
         from langchain.chat_models import init_chat_model
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ConfigurationError(
-            "choosing a model by name needs langchain: pip install 'trustgate[agents]'"
+            f"choosing a model by name needs langchain: {install_hint('agents')}"
         ) from exc
     try:
         model: BaseChatModel = init_chat_model(spec.strip())

@@ -1,4 +1,4 @@
-"""Seed 000 (Colony's Inspector) as a LangGraph graph: citations replayed, verdicts overridden.
+"""Code review as a LangGraph graph: citations replayed, verdicts overridden.
 
 The flow, one review round at a time::
 
@@ -8,7 +8,7 @@ The flow, one review round at a time::
 
 * ``pickup`` recomputes the changed-file list from git on **every** round and clears
   the previous round's manifest, so nothing about repository state is carried over
-  from an earlier round (seed 000's stale-manifest bug, #703/#931).
+  from an earlier round (the stale-manifest bug).
 * ``builder`` (a chat model, structured output) writes the changes manifest:
   ``already_correct`` items must cite ``{file, line, content}``; ``changed`` items
   name files that must be in the real diff.
@@ -43,9 +43,10 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from trustgate.claims import ChangesManifest
+from trustgate._claims import ChangesManifest
+from trustgate._gate import TrustGate
+from trustgate._report import TrustReports, reports_from_state
 from trustgate.evidence.workspace import Workspace
-from trustgate.gate import TrustGate
 from trustgate.graph import guard
 from trustgate.pipelines._common import (
     ModelSpec,
@@ -57,7 +58,6 @@ from trustgate.pipelines._common import (
 )
 from trustgate.policies import OVERRIDE_NOTE, Override
 from trustgate.readers import FromKey
-from trustgate.report import TrustReports, reports_from_state
 from trustgate.verifiers.base import EvidenceSources, FromState
 from trustgate.verifiers.files import CitationReplay
 
@@ -163,7 +163,7 @@ def build(
 
 
 def inspector_gate() -> TrustGate:
-    """The trust boundary in front of the inspector's verdict (seed 000)."""
+    """The trust boundary in front of the inspector's verdict."""
     return TrustGate(
         "evidence_replay",
         reads=FromKey("reviewed_manifest", model=ChangesManifest),

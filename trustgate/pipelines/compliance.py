@@ -1,4 +1,4 @@
-"""Seed 004 (Beyond's blind verifier) as a LangGraph graph: a closed list beats a pass.
+"""Compliance drafting as a LangGraph graph: a closed list beats a model's pass.
 
 The flow, one planned step at a time::
 
@@ -51,9 +51,10 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
+from trustgate._report import TrustReports, reports_from_state
 from trustgate.evidence.brief import Brief, EvidenceSet
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
 from trustgate.graph import guard
 from trustgate.pipelines._common import (
     ModelSpec,
@@ -64,7 +65,6 @@ from trustgate.pipelines._common import (
 )
 from trustgate.policies import Caveat, Rerender
 from trustgate.readers import FromKey
-from trustgate.report import TrustReports, reports_from_state
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
 from trustgate.verifiers.blind import ModelVerifier
 from trustgate.verifiers.contract import check_citations
@@ -151,7 +151,7 @@ def _integrity(claims: Any, evidence: Evidence) -> list[Finding]:
 
 
 def blind_gate(verifier_model: BaseChatModel, *, timeout: float | None = 60.0) -> TrustGate:
-    """Closed-list citations, URL/price integrity, then the blind model verifier (seed 004)."""
+    """Closed-list citations, URL/price integrity, then the blind model verifier."""
     return TrustGate(
         "blind_verifier",
         reads=FromKey("draft"),

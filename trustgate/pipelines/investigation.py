@@ -1,4 +1,4 @@
-"""Seed 001 (Anvil ADR-0008) as a LangGraph graph: the agent locates, trustgate reads.
+"""Incident investigation as a LangGraph graph: the agent locates, trustgate reads.
 
 The flow::
 
@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -50,10 +49,11 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
+from trustgate._findings import Finding
+from trustgate._gate import TrustGate
+from trustgate._report import OverrideRecord, TrustReports, reports_from_state
 from trustgate.evidence.ledger import ArtifactLedger, InMemoryLedger
 from trustgate.evidence.workspace import Workspace
-from trustgate.findings import Finding
-from trustgate.gate import TrustGate
 from trustgate.graph import guard
 from trustgate.pipelines._common import (
     ModelSpec,
@@ -66,7 +66,6 @@ from trustgate.pipelines._common import (
 from trustgate.policies import Release, Review, SetPath
 from trustgate.policies._decision import CrossingView
 from trustgate.readers import FromKey
-from trustgate.report import OverrideRecord, TrustReports, reports_from_state
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
 from trustgate.verifiers.files import GroundingCheck
 
@@ -120,23 +119,21 @@ of the repository, or {"source", "uri"} for an external source. Never quote the
 content: trustgate reads it. Reply as JSON: {"<field>": {"value": ..., "evidence": [...]}}."""
 
 
-_SUBJECT = re.compile(r"^(?P<field>[^\[]+)\[(?P<index>\d+)\]$")
-
-
 class DropUngrounded:
     """Strip what could not be grounded from a proposal, before anything downstream reads it.
 
-    * evidence that could not be acquired (``field[i]`` subjects: out of scope,
-      out of range, missing, malformed, an agent-written excerpt) is dropped from the
-      field's evidence list (``citation_drop``);
-    * a field left with no acquirable evidence (``no_evidence``, ``unknown_artifact``)
-      or whose evidence changed since acquisition (``tampered``) is removed
-      (``field_override`` to ``None``).
+    The verifiers say what must go (``detail["strike"]``, a path into the proposal);
+    this policy knows no finding codes:
 
-    ``unverified_evidence`` is left for the next policy (``Review``).
+    * an evidence entry (``[field, "evidence", i]``: out of scope, out of range,
+      missing, malformed, an agent-written excerpt) is dropped from the field's
+      evidence list (``citation_drop``);
+    * a field (``[field]``: nothing that grounds it could be acquired, or its evidence
+      changed since acquisition) is removed (``field_override`` to ``None``).
+
+    A failure that names nothing to strike (``unverified_evidence``) is left for the
+    next policy (``Review``).
     """
-
-    STRIKE = frozenset({"no_evidence", "unknown_artifact", "tampered", "malformed_claim"})
 
     def __init__(self, key: str = "proposal") -> None:
         self.key = key
@@ -147,34 +144,36 @@ class DropUngrounded:
             return None
         proposal: dict[str, Any] = {k: _copy_field(v) for k, v in current.items()}
         handled: list[Finding] = []
-        strikes: list[Finding] = []
+        fields: list[tuple[str, Finding]] = []
         records: list[OverrideRecord] = []
         for f in crossing.unresolved:
-            m = _SUBJECT.match(f.subject or "")
-            if m is not None and m["field"] in proposal:
-                field = proposal[m["field"]]
-                entries = field.get("evidence") if isinstance(field, dict) else None
-                index = int(m["index"])
-                if isinstance(entries, list) and index < len(entries):
-                    records.append(
-                        OverrideRecord(
-                            kind="citation_drop",
-                            target=f"{self.key}.{m['field']}.evidence[{index}]",
-                            before=entries[index],
-                            after=None,
-                            reason=f"{f.verifier}/{f.code}: {f.message}",
-                            verifier=f.verifier,
-                        )
+            path = f.detail.get("strike")
+            if not isinstance(path, (list, tuple)) or not path or path[0] not in proposal:
+                continue
+            name = str(path[0])
+            if len(path) == 1:
+                fields.append((name, f))
+                continue
+            entries = _at(proposal[name], path[1:-1])
+            index = path[-1]
+            if isinstance(entries, list) and isinstance(index, int) and 0 <= index < len(entries):
+                where = ".".join(str(p) for p in path[1:-1])
+                records.append(
+                    OverrideRecord(
+                        kind="citation_drop",
+                        target=f"{self.key}.{name}.{where}[{index}]",
+                        before=entries[index],
+                        after=None,
+                        reason=f"{f.verifier}/{f.code}: {f.message}",
+                        verifier=f.verifier,
                     )
-                    entries[index] = None
-                handled.append(f)
-            elif f.code in self.STRIKE and (f.subject or "") in proposal:
-                strikes.append(f)
+                )
+                entries[index] = _DROPPED
+            handled.append(f)
         for field in proposal.values():
             if isinstance(field, dict) and isinstance(field.get("evidence"), list):
-                field["evidence"] = [e for e in field["evidence"] if e is not None]
-        for f in strikes:
-            name = f.subject or ""
+                field["evidence"] = [e for e in field["evidence"] if e is not _DROPPED]
+        for name, f in fields:
             if name in proposal:
                 records.append(
                     OverrideRecord(
@@ -190,6 +189,21 @@ class DropUngrounded:
         if not handled:
             return None
         return Release((SetPath(self.key, proposal),), tuple(handled), "modified", tuple(records))
+
+
+_DROPPED = object()
+
+
+def _at(value: Any, path: Any) -> Any:
+    """The container at ``path`` inside ``value`` (``None`` when it is not there)."""
+    for key in path:
+        if isinstance(value, Mapping):
+            value = value.get(key)
+        elif isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
+            value = value[key]
+        else:
+            return None
+    return value
 
 
 def _copy_field(value: Any) -> Any:
@@ -253,7 +267,7 @@ def _reverify(claims: Any, evidence: Evidence) -> list[Finding]:
                     "tampered",
                     "; ".join(changed),
                     subject=field,
-                    detail={"artifacts": verified},
+                    detail={"artifacts": verified, "strike": [field]},  # struck from the case
                 )
             )
         else:
@@ -342,10 +356,10 @@ def _builder(investigator_model: BaseChatModel) -> StateGraph[Any, Any, Any, Any
         ids: dict[str, list[str]] = {}
         status: dict[str, list[str]] = {}
         for f in report.findings:
-            m = _SUBJECT.match(f.subject or "")
-            if f.passed and m is not None and "artifact_id" in f.detail:
-                ids.setdefault(m["field"], []).append(str(f.detail["artifact_id"]))
-                status.setdefault(m["field"], []).append(str(f.detail.get("verification")))
+            field = f.detail.get("field")
+            if f.passed and isinstance(field, str) and "artifact_id" in f.detail:
+                ids.setdefault(field, []).append(str(f.detail["artifact_id"]))
+                status.setdefault(field, []).append(str(f.detail.get("verification")))
         approved_by = report.approval.who if report.approval is not None else None
         case: dict[str, Any] = {}
         for field, entry in proposal.items():

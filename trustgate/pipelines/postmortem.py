@@ -1,4 +1,4 @@
-"""Seed 002 (the postmortem verifier) as a LangGraph graph: delete what cannot be cited.
+"""A postmortem as a LangGraph graph: delete what cannot be cited, ask about the gaps.
 
 The flow::
 
@@ -46,8 +46,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
+from trustgate._gate import TrustGate
+from trustgate._report import TrustReports
 from trustgate.evidence.record import Record
-from trustgate.gate import TrustGate
 from trustgate.graph import guard
 from trustgate.pipelines._common import (
     ModelSpec,
@@ -58,7 +59,6 @@ from trustgate.pipelines._common import (
 )
 from trustgate.policies import Redact
 from trustgate.readers import FromKey
-from trustgate.report import TrustReports
 from trustgate.verifiers.base import EvidenceSources, FromState
 from trustgate.verifiers.gaps import GAP_LABEL, testimony_text
 
@@ -110,7 +110,7 @@ def _answer(text: str, gap_id: str, answer: str, author: str) -> tuple[str, str]
 
 
 def redact_gate() -> TrustGate:
-    """The trust boundary on the draft: delete what the record cannot back (seed 002)."""
+    """The trust boundary on the draft: delete what the record cannot back."""
     return TrustGate(
         "record_citations",
         reads=FromKey("draft"),

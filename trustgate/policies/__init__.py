@@ -15,6 +15,12 @@ never released.
 | :class:`Rerender` | run the producer again with every issue, then ``then`` |
 | :class:`Caveat` | release with the unresolved issues at the head of the text |
 | :class:`Review` | a person approves, edits, rejects or answers |
+
+A policy of your own has ``decide(crossing) -> decision | None``: it reads the
+unresolved findings (and the fixes verifiers put in them) from the
+:class:`CrossingView` and returns :class:`Release` (with rewrites such as
+:class:`SetPath` or :class:`ReplaceText`, and an :class:`OverrideRecord` for each
+change), :class:`Ask` or :class:`Stop`; the gate applies it.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from trustgate._report import Approval, Decision, OverrideKind, OverrideRecord
 from trustgate.errors import ConfigurationError
 from trustgate.policies._decision import (
     Ask,
@@ -46,14 +53,18 @@ from trustgate.policies.tool_calls import BlockToolCalls
 __all__ = [
     "CAVEAT_HEADER",
     "OVERRIDE_NOTE",
+    "Approval",
     "Ask",
     "BlockToolCalls",
     "Caveat",
     "CrossingView",
     "CutText",
+    "Decision",
     "DropToolCalls",
     "Halt",
     "Override",
+    "OverrideKind",
+    "OverrideRecord",
     "Policy",
     "PrependText",
     "Redact",

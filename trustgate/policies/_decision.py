@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from trustgate.findings import Finding
-from trustgate.report import Approval, Decision, OverrideRecord
+from trustgate._findings import Finding
+from trustgate._report import Approval, Decision, OverrideRecord
 
 __all__ = [
     "Ask",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from trustgate.findings import Finding
+from trustgate._findings import Finding
+from trustgate._report import OverrideRecord
 from trustgate.policies._decision import (
     CrossingView,
     CutText,
@@ -14,7 +15,6 @@ from trustgate.policies._decision import (
     Stop,
     reasons,
 )
-from trustgate.report import OverrideRecord
 
 __all__ = ["CAVEAT_HEADER", "Caveat"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from trustgate._report import OverrideRecord
 from trustgate.policies._decision import (
     CrossingView,
     DropToolCalls,
@@ -12,7 +13,6 @@ from trustgate.policies._decision import (
     SetPath,
     reasons,
 )
-from trustgate.report import OverrideRecord
 
 __all__ = ["OVERRIDE_NOTE", "Override"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from trustgate._report import OverrideRecord
 from trustgate.policies._decision import CrossingView, Release, ReplaceText, Stop
-from trustgate.report import OverrideRecord
 
 __all__ = ["Redact"]
 
@@ -15,7 +15,7 @@ class Redact:
     """Apply the fix the draft check found: unsupported sentences deleted, a gap
     question standing in each hole, invalid citation markers dropped.
 
-    The check itself is the :class:`~trustgate.verifiers.draft_check.DraftCheck`
+    The check itself is the :class:`~trustgate.DraftCheck`
     verifier; a gate given ``Redact()`` without one adds it (with ``rules``). The
     text is rewritten where the gate read it (``field`` to name another place; ``also``
     for more places that hold the same text, such as a ``draft`` key beside the

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from trustgate._findings import Finding
+from trustgate._report import OverrideRecord
 from trustgate.errors import ConfigurationError
-from trustgate.findings import Finding
 from trustgate.policies._decision import (
     CrossingView,
     DecisionValue,
@@ -16,7 +17,6 @@ from trustgate.policies._decision import (
     Rerender as RerenderDecision,
 )
 from trustgate.policies.caveat import Caveat
-from trustgate.report import OverrideRecord
 
 __all__ = ["Rerender"]
 

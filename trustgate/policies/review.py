@@ -7,6 +7,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from trustgate._report import Approval, OverrideRecord
 from trustgate.policies._decision import (
     Ask,
     CrossingView,
@@ -17,7 +18,6 @@ from trustgate.policies._decision import (
     Stop,
     reasons,
 )
-from trustgate.report import Approval, OverrideRecord
 
 __all__ = ["Review"]
 
@@ -40,6 +40,8 @@ class Review:
 
     Example:
         ```python
+        from langgraph.types import Command
+
         graph.invoke(Command(resume={"type": "approve", "by": "alice"}), config)
         ```
     """

@@ -7,7 +7,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from trustgate.findings import Finding
+from trustgate._findings import Finding
+from trustgate._report import OverrideRecord
 from trustgate.policies._decision import (
     CrossingView,
     DecisionValue,
@@ -17,7 +18,6 @@ from trustgate.policies._decision import (
     Rerender,
     reasons,
 )
-from trustgate.report import OverrideRecord
 
 __all__ = ["BlockToolCalls", "blocked_message"]
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from trustgate.claims import Locator
+from trustgate._claims import Locator
+from trustgate._findings import Finding
 from trustgate.errors import (
     ArtifactIntegrityError,
     EvidenceRefused,
@@ -22,7 +23,6 @@ from trustgate.errors import (
 from trustgate.evidence.artifacts import Artifact
 from trustgate.evidence.ledger import ArtifactLedger
 from trustgate.evidence.workspace import Workspace
-from trustgate.findings import Finding
 
 __all__ = ["acquire_locators"]
 
@@ -32,7 +32,10 @@ VERIFIER = "acquisition"
 def acquire_locators(
     locators: Iterable[Any], workspace: Workspace, ledger: ArtifactLedger | None = None
 ) -> tuple[list[Artifact], list[Finding]]:
-    """Acquire every locator; a malformed or refused one is a failed finding, not a crash."""
+    """Acquire every locator; a malformed or refused one is a failed finding, not a crash.
+
+    Each failed finding carries ``detail["strike"] = [i]``: the locator to drop.
+    """
     artifacts: list[Artifact] = []
     findings: list[Finding] = []
     for i, raw in enumerate(locators):
@@ -45,26 +48,26 @@ def acquire_locators(
                     "malformed_claim",
                     f"locator {i} is malformed: {exc.errors()[0]['msg']}",
                     subject=f"locator[{i}]",
+                    detail={"strike": [i]},
                 )
             )
             continue
         try:
             artifact = workspace.acquire(locator, ledger)
         except EvidenceRefused as exc:
-            findings.append(exc.to_finding(VERIFIER, subject=str(locator)))
+            refused = exc.to_finding(VERIFIER, subject=str(locator))
+            findings.append(
+                refused.model_copy(update={"detail": {**refused.detail, "strike": [i]}})
+            )
             continue
         except GitError as exc:
-            findings.append(Finding.failed(VERIFIER, "git_error", str(exc), subject=str(locator)))
+            findings.append(_failed("git_error", str(exc), locator, i))
             continue
         except LedgerTampered as exc:
-            findings.append(
-                Finding.failed(VERIFIER, "ledger_tampered", exc.reason, subject=str(locator))
-            )
+            findings.append(_failed("ledger_tampered", exc.reason, locator, i))
             continue
         except (ArtifactIntegrityError, LedgerConflict) as exc:
-            findings.append(
-                Finding.failed(VERIFIER, "ledger_conflict", str(exc), subject=str(locator))
-            )
+            findings.append(_failed("ledger_conflict", str(exc), locator, i))
             continue
         artifacts.append(artifact)
         findings.append(
@@ -76,3 +79,7 @@ def acquire_locators(
             )
         )
     return artifacts, findings
+
+
+def _failed(code: str, message: str, locator: Locator, index: int) -> Finding:
+    return Finding.failed(VERIFIER, code, message, subject=str(locator), detail={"strike": [index]})

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol, TypeAlias, overload, runtime_checkable
+from typing import Any, Generic, Protocol, TypeAlias, overload, runtime_checkable
 
+from typing_extensions import TypeVar
+
+from trustgate._findings import Finding
 from trustgate.errors import ConfigurationError
-from trustgate.findings import Finding
 
 __all__ = [
     "AsyncVerifier",
@@ -106,7 +108,9 @@ class Evidence:
 
     Example:
         ```python
-        ev = Evidence(workspace=Workspace("/repo"))
+        from trustgate.files import Workspace
+
+        ev = Evidence(workspace=Workspace("."))
         ws = ev.require("workspace")
         ```
     """
@@ -143,6 +147,8 @@ class EvidenceSources:
 
     Example:
         ```python
+        from trustgate.contracts import Brief
+
         sources = EvidenceSources(
             workspace=FromContext("workspace"),
             record=FromState("record"),
@@ -178,9 +184,19 @@ class EvidenceSources:
         return keys
 
 
+ClaimsT = TypeVar("ClaimsT", default=Any)
+"""The type of the claims a verifier checks (``Any`` unless said)."""
+ClaimsT_contra = TypeVar("ClaimsT_contra", contravariant=True, default=Any)
+
+
 @runtime_checkable
-class Verifier(Protocol):
+class Verifier(Protocol[ClaimsT_contra]):
     """A deterministic check of claims against evidence.
+
+    Generic in the claims it accepts: ``Verifier[str]`` checks a text (what
+    :class:`~trustgate.LastAIText` reads), ``Verifier[ChangesManifest]`` a model; a bare
+    ``Verifier`` is ``Verifier[Any]``. A gate's verifiers must accept what its reader
+    reads (``TrustGate[ClaimsT]``), which a type checker verifies.
 
     Implementations may also define ``async def averify(claims, evidence)``; the
     async gate uses it when present and runs ``verify`` in a worker thread otherwise.
@@ -203,17 +219,14 @@ class Verifier(Protocol):
     name: str
     timeout: float | None
 
-    def verify(self, claims: Any, evidence: Evidence) -> list[Finding]: ...
+    def verify(self, claims: ClaimsT_contra, evidence: Evidence) -> list[Finding]: ...
 
 
 @runtime_checkable
-class AsyncVerifier(Verifier, Protocol):
+class AsyncVerifier(Verifier[ClaimsT_contra], Protocol[ClaimsT_contra]):
     """A :class:`Verifier` with a native coroutine implementation."""
 
-    async def averify(self, claims: Any, evidence: Evidence) -> list[Finding]: ...
-
-
-FunctionResult: TypeAlias = Finding | Iterable[Finding] | None
+    async def averify(self, claims: ClaimsT_contra, evidence: Evidence) -> list[Finding]: ...
 
 
 def _as_findings(name: str, result: Any) -> list[Finding]:
@@ -238,10 +251,10 @@ def _as_findings(name: str, result: Any) -> list[Finding]:
     return findings
 
 
-class FunctionVerifier:
+class FunctionVerifier(Generic[ClaimsT]):
     """Turn a plain (sync or async) function ``fn(claims, evidence)`` into a verifier.
 
-    The function returns one :class:`~trustgate.findings.Finding` or an iterable of
+    The function returns one :class:`~trustgate.Finding` or an iterable of
     them. ``None`` and bare booleans are rejected: a check must say what it found.
 
     Example:
@@ -257,7 +270,7 @@ class FunctionVerifier:
 
     def __init__(
         self,
-        fn: Callable[[Any, Evidence], Any],
+        fn: Callable[[ClaimsT, Evidence], Any],
         *,
         name: str | None = None,
         timeout: float | None = None,
@@ -271,13 +284,13 @@ class FunctionVerifier:
         self.timeout: float | None = timeout
         self.is_async = inspect.iscoroutinefunction(fn)
 
-    def verify(self, claims: Any, evidence: Evidence) -> list[Finding]:
+    def verify(self, claims: ClaimsT, evidence: Evidence) -> list[Finding]:
         if self.is_async:
             coro: Awaitable[Any] = self.fn(claims, evidence)
             return _as_findings(self.name, asyncio.run(_await(coro)))
         return _as_findings(self.name, self.fn(claims, evidence))
 
-    async def averify(self, claims: Any, evidence: Evidence) -> list[Finding]:
+    async def averify(self, claims: ClaimsT, evidence: Evidence) -> list[Finding]:
         if self.is_async:
             return _as_findings(self.name, await self.fn(claims, evidence))
         # a sync function runs on trustgate's verifier threads, not the loop's default
@@ -290,7 +303,7 @@ class FunctionVerifier:
         )
         return found
 
-    def __call__(self, claims: Any, evidence: Evidence) -> list[Finding]:
+    def __call__(self, claims: ClaimsT, evidence: Evidence) -> list[Finding]:
         return self.verify(claims, evidence)
 
     def __repr__(self) -> str:
@@ -302,22 +315,25 @@ async def _await(coro: Awaitable[Any]) -> Any:
 
 
 @overload
-def verifier(fn: Callable[[Any, Evidence], Any], /) -> FunctionVerifier: ...
+def verifier(fn: Callable[[ClaimsT, Evidence], Any], /) -> FunctionVerifier[ClaimsT]: ...
 
 
 @overload
 def verifier(
     *, name: str | None = None, timeout: float | None = None
-) -> Callable[[Callable[[Any, Evidence], Any]], FunctionVerifier]: ...
+) -> Callable[[Callable[[ClaimsT, Evidence], Any]], FunctionVerifier[ClaimsT]]: ...
 
 
 def verifier(
-    fn: Callable[[Any, Evidence], Any] | None = None,
+    fn: Callable[[ClaimsT, Evidence], Any] | None = None,
     /,
     *,
     name: str | None = None,
     timeout: float | None = None,
-) -> FunctionVerifier | Callable[[Callable[[Any, Evidence], Any]], FunctionVerifier]:
+) -> (
+    FunctionVerifier[ClaimsT]
+    | Callable[[Callable[[ClaimsT, Evidence], Any]], FunctionVerifier[ClaimsT]]
+):
     """Decorator form of :class:`FunctionVerifier`.
 
     Example:
@@ -333,7 +349,7 @@ def verifier(
     if fn is not None:
         return FunctionVerifier(fn, name=name, timeout=timeout)
 
-    def wrap(f: Callable[[Any, Evidence], Any]) -> FunctionVerifier:
+    def wrap(f: Callable[[ClaimsT, Evidence], Any]) -> FunctionVerifier[ClaimsT]:
         return FunctionVerifier(f, name=name, timeout=timeout)
 
     return wrap

@@ -1,4 +1,4 @@
-"""The model verifier: seed 004's blind verifier as a gate step.
+"""The model verifier: a blind, strictly parsed model judgment as a gate step.
 
 It is the one verifier that calls a model, so it is fenced in: it sees only the
 brief and the draft (never the producer's prompt, sources or state), its reply must
@@ -18,8 +18,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
+from trustgate._findings import Finding
 from trustgate.errors import ConfigurationError
-from trustgate.findings import Finding
 from trustgate.verifiers.base import Evidence
 from trustgate.verifiers.verdict import parse_verdict
 
@@ -45,17 +45,25 @@ def _render(value: Any) -> str:
 
 
 class ModelVerifier:
-    """A strict, source-blind model verifier (seed 004).
+    """A strict, source-blind model verifier.
 
     The draft is the gate's claims (e.g. ``LastAIText()``); the brief comes from the
     gate's ``brief`` evidence. Nothing else reaches the model.
 
     Example:
         ```python
+        from trustgate.contracts import check_citations
+
+        def closed_list(draft, evidence):
+            return check_citations(draft, evidence.require("brief"))
+
         TrustGate(
             "blind",
             reads=LastAIText(),
-            verifiers=[ContractCheck(), ModelVerifier(verifier_model, timeout=60)],
+            verifiers=[
+                FunctionVerifier(closed_list, timeout=30),
+                ModelVerifier(verifier_model, timeout=60),
+            ],
             policy=Rerender(to="writer", then=Caveat()),
             evidence=EvidenceSources(brief=FromState("brief")),
         )

@@ -1,18 +1,18 @@
-"""Change claims (seed 000): "I changed these files" is checked against the real diff.
+"""Change claims: "I changed these files" is checked against the real diff.
 
 The diff is recomputed from git on every check; a changed-file list carried over from
-an earlier round is exactly the stale manifest seed 000 removed.
+an earlier round is exactly the stale manifest that misled a code review.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from trustgate.claims import ChangeClaim
+from trustgate._claims import ChangeClaim
+from trustgate._findings import Finding, Severity
 from trustgate.errors import EvidenceRefused, GitError
 from trustgate.evidence import _paths
 from trustgate.evidence.workspace import Workspace
-from trustgate.findings import Finding, Severity
 
 __all__ = ["check_change_claim", "check_changed_files"]
 

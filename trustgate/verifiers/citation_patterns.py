@@ -3,7 +3,7 @@
 A closed-list contract is only as good as its notion of "the same citation":
 "ISO/IEC 27001:2022 clause 9.2", "ISO 27001 §9.2" and "27001 9.2" must be one id,
 or an honest draft that writes the clause its own way is flagged (a false positive
-is an outage, seed 004), and "clause 9.2" must never be mistaken for "clause 9.3".
+is an outage in compliance drafting), and "clause 9.2" must never be mistaken for "clause 9.3".
 The same canonicalisation is applied to the brief's approved ids and to the draft,
 so both sides are compared in one vocabulary.
 

@@ -1,4 +1,4 @@
-"""Citation replay (seed 000): does the file really say what the agent cited?
+"""Citation replay: does the file really say what the agent cited?
 
 Trimmed substring at the cited line, widened to a ±3-line window for honest drift;
 never trusted for content too short to mean anything. Comparison is after Unicode NFC
@@ -13,10 +13,10 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
-from trustgate.claims import FileCitation, SelfReport, parse_manifest
+from trustgate._claims import FileCitation, SelfReport, parse_manifest
+from trustgate._findings import Finding, Severity
 from trustgate.errors import ClaimParseError, EvidenceRefused, GitError
 from trustgate.evidence.workspace import Workspace
-from trustgate.findings import Finding, Severity
 
 __all__ = ["DEFAULT_MIN_CHARS", "DEFAULT_WINDOW", "replay_citation", "replay_manifest"]
 

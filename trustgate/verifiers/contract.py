@@ -1,6 +1,6 @@
 """Closed-list citation contract: the draft may cite only what the brief approves.
 
-Seed 004's live catch: a draft for an ISO/IEC 27001:2022 asset-register policy cited
+A catch from compliance drafting: a draft for an ISO/IEC 27001:2022 asset-register policy cited
 clauses 9.2 and 9.3. Both exist in the standard; neither was in the brief. Whether a
 clause belongs to a finite, known list is answerable from the two documents alone,
 so it is checked mechanically here, and the model verifier is left with what needs a
@@ -50,10 +50,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trustgate import _limits
+from trustgate._findings import Finding
 from trustgate._markdown import code_locator
 from trustgate.errors import ClaimTooLarge, InputError
 from trustgate.evidence.brief import ApprovedCitation, Brief
-from trustgate.findings import Finding
 from trustgate.verifiers.citation_patterns import (
     DEFAULT_CITATION_PATTERNS,
     CitationId,
@@ -287,7 +287,7 @@ def check_citations(
 
     Example:
         ```python
-        from trustgate import Brief, check_citations
+        from trustgate.contracts import Brief, check_citations
 
         brief = Brief(citations=["ISO/IEC 27001:2022 Annex A 5.9"])
         draft = "Per A.5.9 we keep a register; audits follow ISO 27001 clauses 9.2 and 9.3."

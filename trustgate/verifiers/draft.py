@@ -1,4 +1,4 @@
-"""Seed 002's postmortem verifier: delete what the record cannot back, leave a gap.
+"""The postmortem verifier: delete what the record cannot back, leave a gap.
 
 A drafting model is asked to cite every claim to a line of the pasted record with
 markers like ``[[12]]``, ``[[12, 14]]`` or ``[[12]][[14]]``. Asking is a request;
@@ -32,9 +32,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from trustgate._findings import Finding
 from trustgate.errors import ConfigurationError, InputError
 from trustgate.evidence.record import Record
-from trustgate.findings import Finding
 from trustgate.verifiers import _triggers
 from trustgate.verifiers._text import mostly_symbols, symbols_only_matter
 from trustgate.verifiers._text import unsupported as _unsupported
@@ -188,7 +188,7 @@ class DraftVerdict(BaseModel):
 
     Example:
         ```python
-        from trustgate import Record, verify_draft
+        from trustgate.drafts import Record, verify_draft
 
         record = Record.from_text("14:02 checkout p99 9.2s\\n14:05 deploy 4411 rolled back\\n")
         verdict = verify_draft(
@@ -215,7 +215,7 @@ class DraftVerdict(BaseModel):
     """Sentences the rules cannot read, kept (without ``strict``) and reported."""
 
     def _repr_html_(self) -> str:
-        from trustgate.render import draft_verdict_html
+        from trustgate._render import draft_verdict_html
 
         return draft_verdict_html(self)
 
@@ -444,7 +444,7 @@ def verify_draft(
 
     Example:
         ```python
-        from trustgate import FiguresRule, DEFAULT_RULES, Record, verify_draft
+        from trustgate.drafts import FiguresRule, DEFAULT_RULES, Record, verify_draft
 
         record = Record.from_text("14:02 checkout p99 latency 9.2 seconds\\n")
         verdict = verify_draft(
@@ -744,7 +744,7 @@ def answer_gap(verdict: DraftVerdict, gap_id: str, answer: str, author: str) -> 
 
     Example:
         ```python
-        from trustgate import Record, answer_gap, verify_draft
+        from trustgate.drafts import Record, answer_gap, verify_draft
 
         verdict = verify_draft("Latency rose at 14:02. The cache caused it.", Record())
         closed = answer_gap(verdict, verdict.gaps[0].id, "A cache flush at 14:01.", "Dana (SRE)")

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from trustgate._findings import Finding
 from trustgate.errors import ClaimParseError
-from trustgate.findings import Finding
 from trustgate.verifiers.base import Evidence
 
 __all__ = ["DraftCheck"]

@@ -1,11 +1,11 @@
 """The figures rule (opt-in): a cited sentence must not misquote its own cited lines.
 
-Beyond the seeds. A drafter that cites line 3 for "latency rose to 12 seconds at
+An opt-in rule. A drafter that cites line 3 for "latency rose to 12 seconds at
 14:02" when line 3 says 9.2 seconds has attached real evidence to a wrong number,
 which a reader will trust *because* it is cited. The rule compares only like with
 like: times of day with times of day, and values whose units share a dimension
 (durations, sizes, percentages, rates). It stays quiet when it cannot prove a
-contradiction (seed 004: absence from a reference the producer may legitimately
+contradiction (as in compliance drafting: absence from a reference the producer may legitimately
 exceed is never a violation):
 
 * a figure whose dimension the cited lines never mention is not checked;
@@ -19,7 +19,7 @@ It is off by default: turn it on after reading its false-positive rate in
 
 Example:
     ```python
-    from trustgate import DEFAULT_RULES, FiguresRule, Record, verify_draft
+    from trustgate.drafts import DEFAULT_RULES, FiguresRule, Record, verify_draft
 
     record = Record.from_text("14:02 checkout p99 latency 9.2 seconds\\n")
     verdict = verify_draft("Latency hit 12 seconds at 14:02. [[1]]", record,

@@ -1,7 +1,7 @@
-"""The file verifiers as gate steps (the :class:`~trustgate.verifiers.base.Verifier` protocol).
+"""The file verifiers as gate steps (the :class:`~trustgate.Verifier` protocol).
 
 Each wraps one pure check from this package and takes its source of truth from the
-crossing's :class:`~trustgate.verifiers.base.Evidence`: the workspace, and for frozen
+crossing's :class:`~trustgate.Evidence`: the workspace, and for frozen
 evidence the ledger. A missing source is a configuration error, which halts the
 crossing; it is never a pass for lack of anything to check.
 """
@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from trustgate import _limits
-from trustgate.claims import ChangeClaim, HashClaim, Locator
+from trustgate._claims import ChangeClaim, HashClaim, Locator
+from trustgate._findings import Finding, Severity
 from trustgate.errors import (
     ArtifactIntegrityError,
     ClaimTooLarge,
@@ -26,7 +27,6 @@ from trustgate.errors import (
 from trustgate.evidence.artifacts import Connector, acquire_external
 from trustgate.evidence.ledger import ArtifactLedger, InMemoryLedger
 from trustgate.evidence.workspace import Workspace
-from trustgate.findings import Finding, Severity
 from trustgate.verifiers.base import Evidence
 from trustgate.verifiers.changes import check_change_claim
 from trustgate.verifiers.citations import DEFAULT_MIN_CHARS, DEFAULT_WINDOW, replay_manifest
@@ -59,16 +59,21 @@ def _workspace(evidence: Evidence) -> Workspace:
 
 
 class CitationReplay:
-    """Replay a changes manifest's citations and changed files (seed 000).
+    """Replay a changes manifest's citations and changed files (code review).
 
     Claims: a ``ChangesManifest``, a list of ``SelfReport`` items, or the model's raw
     JSON. Evidence: ``workspace`` (a ``Workspace`` or a path).
 
     Example:
         ```python
-        gate = TrustGate("inspect", reader=from_key("manifest"),
-                         verifiers=[CitationReplay()],
-                         evidence=EvidenceSources(workspace="/repo"))
+        from trustgate.files import ChangesManifest
+
+        gate = TrustGate(
+            "inspect",
+            reads=FromKey("manifest", model=ChangesManifest),
+            verifiers=[CitationReplay()],
+            evidence=EvidenceSources(workspace="/repo"),
+        )
         ```
     """
 
@@ -171,15 +176,22 @@ class HashCheck:
         return _each_claim(claims, HashClaim, self.name, lambda c: [check_hash_claim(c, ws)])
 
 
+def _with_detail(finding: Finding, **extra: Any) -> Finding:
+    return finding.model_copy(update={"detail": {**finding.detail, **extra}})
+
+
 class GroundingCheck:
     """Acquire the evidence a proposal points at, then hold each field to its trust bar.
 
-    Seed 001's investigation gate. Claims map a field to ``{"value": ..., "evidence":
+    The incident investigation's gate. Claims map a field to ``{"value": ..., "evidence":
     [...]}`` where each evidence entry is a file locator (``{"path", "start_line",
     "end_line", "revision"}``), an external locator (``{"source", "uri"}``) or the id of
     an artifact already in the ledger. The agent locates; the gate reads, hashes and
     freezes. Fields grounded only by unverified evidence fail ``unverified_evidence``,
-    which a ``Review`` policy routes to a person.
+    which a ``Review`` policy routes to a person. An evidence entry that could not be
+    acquired fails with ``detail["strike"] = [field, "evidence", i]`` and a field left
+    with nothing that grounds it with ``detail["strike"] = [field]``: what a policy
+    should drop before anything downstream reads the proposal.
 
     Evidence: ``workspace`` (for file locators) and ``ledger`` (an in-memory one is
     used when none is given, so artifacts at least live for the crossing).
@@ -237,9 +249,16 @@ class GroundingCheck:
             ids: list[str] = []
             for i, entry in enumerate(proposal.get("evidence") or []):
                 subject = f"{name}[{i}]"
+                before = len(findings)
                 artifact_id = self._acquire(entry, evidence, ledger, subject, findings)
                 if artifact_id is not None:
                     ids.append(artifact_id)
+                    # an id already in the ledger adds no finding of its own
+                    for k in range(before, len(findings)):
+                        findings[k] = _with_detail(findings[k], field=name)
+                else:  # evidence that could not be acquired is struck from the proposal
+                    for k in range(before, len(findings)):
+                        findings[k] = _with_detail(findings[k], strike=[name, "evidence", i])
             patch[name] = {"value": proposal.get("value"), "artifacts": ids}
         findings.extend(meets_trust_bar(patch, ledger, self.bars, default=self.default))
         return findings

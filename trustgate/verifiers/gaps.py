@@ -1,6 +1,6 @@
 """Gap questions: what stands in the hole a deleted sentence leaves.
 
-A gap must never suggest the answer (seed 002). The only safe way to guarantee that
+A gap must never suggest the answer. The only safe way to guarantee that
 is structural: the question is a fixed template plus the words of its *anchor* (the
 kept observation the deleted sentence tried to explain) and nothing else. No word of
 the deleted sentence reaches the question unless the anchor already says it, so the

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from trustgate.claims import HashClaim
+from trustgate._claims import HashClaim
+from trustgate._findings import Finding
 from trustgate.errors import EvidenceRefused, GitError
 from trustgate.evidence.workspace import Workspace
-from trustgate.findings import Finding
 
 __all__ = ["check_hash_claim"]
 

@@ -2,7 +2,7 @@
 
 On runs that did web research the ground truth is finite and in hand: the pages the
 research actually read and the prices it actually saw. So every URL and every price
-in the draft must be one of them (seed 004's integrity gate). Both sides are
+in the draft must be one of them (compliance drafting's integrity gate). Both sides are
 normalised the same way, so an honest draft that writes a URL or a price its own way
 is not flagged, and a draft that invents one is.
 
@@ -71,10 +71,10 @@ from urllib.parse import unquote
 from pydantic import BaseModel, ConfigDict
 
 from trustgate import _limits
+from trustgate._findings import Finding
 from trustgate._markdown import code_locator, links
 from trustgate.errors import ClaimTooLarge, InputError
 from trustgate.evidence.brief import ApprovedPrice, EvidenceSet
-from trustgate.findings import Finding
 
 __all__ = [
     "VERIFIER",
@@ -709,7 +709,7 @@ def check_integrity(draft: str, evidence: EvidenceSet | Mapping[str, Any]) -> li
 
     Example:
         ```python
-        from trustgate import EvidenceSet, check_integrity
+        from trustgate.contracts import EvidenceSet, check_integrity
 
         ev = EvidenceSet(urls=["https://example.com/pricing"], prices=["USD 1200"])
         draft = "Plans start at $1,200.00 (https://Example.com/pricing/). Enterprise: $5k."

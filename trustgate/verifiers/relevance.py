@@ -15,7 +15,7 @@ drafts before anyone turns it on.
 
 Example:
     ```python
-    from trustgate import DEFAULT_RULES, Record, verify_draft
+    from trustgate.drafts import DEFAULT_RULES, Record, verify_draft
     from trustgate.verifiers.relevance import CitationRelevanceRule
 
     record = Record.from_text("14:02 checkout p99 9.2s\\n14:03 status page updated\\n")

@@ -1,6 +1,6 @@
 """Sentence rules for drafts: which class of sentence can hurt you, as data.
 
-Seed 002's lesson is "decide which class of sentence can hurt you": for a postmortem
+The postmortem's lesson is "decide which class of sentence can hurt you": for a postmortem
 it is causal claims and speculation, for an audit summary compliance assertions, for
 a chronology datetimes. A :class:`SentenceRule` is one such class. The shipped
 causal and hedge rules read sentence *constructions* (:mod:`trustgate.verifiers._claims`)
@@ -14,7 +14,7 @@ which law it broke.
 
 Example:
     ```python
-    from trustgate import DEFAULT_RULES, PatternRule, Record, verify_draft
+    from trustgate.drafts import DEFAULT_RULES, PatternRule, Record, verify_draft
 
     compliance = PatternRule.from_patterns(
         "compliance", ["(?:is|are) (?:fully )?compliant", "meets all requirements"],
@@ -166,52 +166,6 @@ def _top_level_alternatives(fragment: str) -> list[str]:
         i += 1
     parts.append(fragment[start:])
     return [p for p in parts if p]
-
-
-def _first_chars(seq: Any) -> set[str] | None:
-    """The characters a match of a parsed pattern can start with (``None``: any)."""
-    first, nullable = _first_of(seq)
-    return None if first is None or nullable else first
-
-
-def _first_of(seq: Any) -> tuple[set[str] | None, bool]:
-    acc: set[str] = set()
-    for op, av in seq:
-        if op is _c.LITERAL:
-            acc.add(chr(av))
-            return acc, False
-        if op is _c.IN:
-            for kind, arg in av:
-                if kind is _c.LITERAL:
-                    acc.add(chr(arg))
-                elif kind is _c.RANGE and arg[1] - arg[0] < 64:
-                    acc.update(chr(c) for c in range(arg[0], arg[1] + 1))
-                else:
-                    return None, False
-            return acc, False
-        if op in (_c.AT, _c.ASSERT, _c.ASSERT_NOT):
-            continue  # zero width
-        if op is _c.SUBPATTERN:
-            sub, nullable = _first_of(av[-1])
-        elif op is _c.BRANCH:
-            sub, nullable = set(), False
-            for branch in av[1]:
-                part, n = _first_of(branch)
-                if part is None:
-                    return None, False
-                sub |= part
-                nullable = nullable or n
-        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
-            sub, nullable = _first_of(av[2])
-            nullable = nullable or av[0] == 0
-        else:
-            return None, False
-        if sub is None:
-            return None, False
-        acc |= sub
-        if not nullable:
-            return acc, False
-    return acc, True
 
 
 def _ends_at_word_start(seq: Any, before: bool) -> bool:
@@ -756,7 +710,7 @@ class _ConstructionRule(SentenceRule):
 
 
 class CausalRule(_ConstructionRule):
-    """Seed 002's first law: a sentence asserting a cause needs a valid citation.
+    """The postmortem's first law: a sentence asserting a cause needs a valid citation.
 
     Reads the causal construction (connective, causative verb with a non-human
     subject, outcome noun, cause label), never a question or a statement about the
@@ -774,7 +728,7 @@ class CausalRule(_ConstructionRule):
 
 
 class HedgeRule(_ConstructionRule):
-    """Seed 002's third law: speculation is deleted even when cited."""
+    """The postmortem's third law: speculation is deleted even when cited."""
 
     _side = "hedge"
     deletes_cited = True

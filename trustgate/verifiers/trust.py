@@ -1,4 +1,4 @@
-"""Per-field trust bars (seed 001): a value is only as good as what grounds it.
+"""Per-field trust bars: a value is only as good as what grounds it.
 
 An investigator proposes field values, each grounded by artifact ids. A field whose bar
 requires verified evidence fails when every artifact grounding it is unverified,
@@ -12,10 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from trustgate._findings import Finding
 from trustgate.errors import ArtifactIntegrityError
 from trustgate.evidence.artifacts import Artifact
 from trustgate.evidence.ledger import ArtifactLedger, ArtifactStatus
-from trustgate.findings import Finding
 
 __all__ = ["GroundedValue", "TrustBar", "check_artifact_refs", "meets_trust_bar"]
 
@@ -106,7 +106,9 @@ def meets_trust_bar(
     bar get ``default`` (by default: grounded by at least one artifact the ledger holds).
     Codes: ``no_evidence``, ``unknown_artifact``, ``ledger_tampered``,
     ``unverified_evidence``, ``malformed_claim``. Every status is re-checked now: a
-    stored row that was edited counts as tampered, never as verified.
+    stored row that was edited counts as tampered, never as verified. A field that is
+    malformed or grounded by nothing fails with ``detail["strike"] = [field]``: it must
+    not be released as if grounded.
     """
     required = {b.field: b.require for b in bars} if not isinstance(bars, Mapping) else dict(bars)
     findings: list[Finding] = []
@@ -120,6 +122,7 @@ def meets_trust_bar(
                     "malformed_claim",
                     f"field {name!r} is not a grounded value: {exc.errors()[0]['msg']}",
                     subject=name,
+                    detail={"strike": [name]},
                 )
             )
             continue
@@ -138,6 +141,7 @@ def meets_trust_bar(
                     "no_evidence",
                     f"field {name!r} is grounded by no evidence that could be acquired",
                     subject=name,
+                    detail={"strike": [name]},
                 )
             )
         elif not statuses:
@@ -147,6 +151,7 @@ def meets_trust_bar(
                     "no_evidence",
                     f"field {name!r} cites only unknown artifacts",
                     subject=name,
+                    detail={"strike": [name]},
                 )
             )
         elif need == "verified" and "verified" not in statuses:

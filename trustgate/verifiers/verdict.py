@@ -5,7 +5,7 @@ place a model's word could open a gate. So it is read as strictly as a protocol
 message: exactly one JSON object ``{"pass": <bool>, "issues": [...]}`` with
 ``pass`` true exactly when ``issues`` is empty. Anything else raises
 :class:`~trustgate.errors.VerdictError`; nothing that fails to parse is ever a pass
-(seed 004: "a verdict that cannot be parsed throws, never passes").
+("a verdict that cannot be parsed throws, never passes").
 
 Decisions, each on the side of failing closed:
 
@@ -38,8 +38,8 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from trustgate._findings import Finding
 from trustgate.errors import VerdictError
-from trustgate.findings import Finding
 
 __all__ = ["MAX_VERDICT_CHARS", "Verdict", "VerdictIssue", "parse_verdict"]
 
@@ -179,7 +179,8 @@ def parse_verdict(raw: str) -> Verdict:
 
     Example:
         ```python
-        from trustgate import VerdictError, parse_verdict
+        from trustgate.errors import VerdictError
+        from trustgate.contracts import parse_verdict
 
         assert parse_verdict('{"pass": false, "issues": ["cites clause 9.2"]}').passed is False
         try:

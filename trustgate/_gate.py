@@ -35,10 +35,11 @@ from pydantic import BaseModel
 from typing_extensions import TypeVar
 
 from trustgate import _executor, otel
+from trustgate._findings import Finding
 from trustgate._output import NodeOutput, facets, with_text, without_tool_calls
+from trustgate._report import Approval, Decision, OverrideRecord, Report
 from trustgate.errors import ClaimParseError, ConfigurationError, GateHalted
 from trustgate.errors import _declaration as declaration
-from trustgate.findings import Finding
 from trustgate.policies import policy_chain
 from trustgate.policies._decision import (
     Ask,
@@ -53,8 +54,7 @@ from trustgate.policies._decision import (
     Stop,
     reasons,
 )
-from trustgate.readers import Read, as_reader, covered
-from trustgate.report import Approval, Decision, OverrideRecord, Report
+from trustgate.readers import ClaimsReader, Read, as_reader, covered
 from trustgate.verifiers.base import Evidence, EvidenceSources, Verifier
 
 __all__ = [
@@ -591,6 +591,11 @@ def _jsonable(value: Any) -> Any:
 class TrustGate(Generic[ClaimsT]):
     """A trust boundary: verifies what one node emits before anything acts on it.
 
+    ``TrustGate[ClaimsT]`` is generic in what its reader reads (``TrustGate[str]`` for
+    :class:`~trustgate.LastAIText`, ``TrustGate[Review]`` for ``FromKey("review",
+    model=Review)``), and a type checker holds every verifier to it
+    (``Verifier[ClaimsT]``); a state key or a function as reader gives ``TrustGate[Any]``.
+
     Args:
         name: the gate's name (in reports, spans and errors).
         reads: where the claims are in the guarded node's output: a reader
@@ -626,8 +631,11 @@ class TrustGate(Generic[ClaimsT]):
         self,
         name: str,
         *,
-        reads: Any = None,
-        verifiers: Sequence[Verifier] = (),
+        reads: ClaimsReader[ClaimsT]
+        | str
+        | Callable[[Mapping[str, Any]], ClaimsT | None]
+        | None = None,
+        verifiers: Sequence[Verifier[ClaimsT]] = (),
         policy: Any = None,
         evidence: EvidenceSources | None = None,
         require_claims: bool = True,
@@ -873,7 +881,6 @@ def _copy_output(output: NodeOutput) -> NodeOutput:
     new = copy.copy(output)
     new._replaced = dict(output._replaced)
     new._messages_replaced = dict(output._messages_replaced)
-    new._goto_replaced = None if output._goto_replaced is None else list(output._goto_replaced)
     return new
 
 

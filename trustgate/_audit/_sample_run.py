@@ -11,8 +11,11 @@ handoff paths. A handoff tool (``Command.PARENT``) is answered by the handoff it
 without running the tool's code, so the run follows it.
 
 The patches touch LangChain's public model and tool entry points (``generate``,
-``agenerate``, ``stream``, ``astream``, ``BaseTool.run``, ``BaseTool.arun``) and the
-helper ``init_chat_model`` builds providers through; each is checked when installed.
+``agenerate``, ``stream``, ``astream``, ``BaseTool.run``, ``BaseTool.arun``; each is
+checked when installed). What is not public (the helper ``init_chat_model`` builds
+providers through, the keyword a structured-output request arrives in, the run
+metadata naming a node) is reached through named functions of
+:mod:`trustgate.graph._compat`.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import json
 import logging
 import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -34,6 +37,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
 from trustgate.errors import GateHalted, LangGraphCompatibilityError, TrustgateError
+from trustgate.graph import _compat
 
 logger = logging.getLogger(__name__)
 
@@ -82,11 +86,10 @@ class _Scope:
     def reply(self, messages: Sequence[BaseMessage], kwargs: Mapping[str, Any]) -> AIMessage:
         """A stub model's answer: structured output, one call per new tool, or text."""
         tools = [t for t in kwargs.get("tools") or [] if isinstance(t, Mapping)]
-        structured = kwargs.get("ls_structured_output_format")
-        schema = structured.get("schema") if isinstance(structured, Mapping) else None
-        if isinstance(schema, Mapping) and not tools:
+        schema = _compat.structured_output_schema(kwargs)
+        if schema is not None and not tools:
             return AIMessage(content=json.dumps(minimal(schema)))
-        if isinstance(schema, Mapping) and tools:
+        if schema is not None and tools:
             name, params = _tool_schema(tools[0])
             return AIMessage(content="", tool_calls=[_call(name, minimal(params))])
         calls = []
@@ -112,12 +115,7 @@ _SCOPE: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
 
 
 def _node_of(metadata: Mapping[str, Any] | None) -> str | None:
-    md = metadata or {}
-    ns = md.get("langgraph_checkpoint_ns") or md.get("checkpoint_ns")
-    node = md.get("langgraph_node")
-    if isinstance(ns, str) and ns:
-        node = ns.split("|", 1)[0].split(":", 1)[0] or node
-    return node if isinstance(node, str) and node else None
+    return _compat.run_node(metadata)
 
 
 def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -338,24 +336,15 @@ class _StubChatModel(BaseChatModel):
 
 
 def _patch_factory() -> None:
-    try:
-        from langchain.chat_models import base
-    except ImportError:  # langchain not installed: no init_chat_model to stub
-        return
-    helper = getattr(base, "_init_chat_model_helper", None)
-    if not callable(helper):
-        logger.warning(
-            "audit sample run: langchain's init_chat_model has no _init_chat_model_helper; "
-            "models built with init_chat_model are stubbed only when called"
-        )
-        return
+    def wrap(helper: Callable[..., Any]) -> Callable[..., Any]:
+        def s_helper(model: str, *, model_provider: str | None = None, **kwargs: Any) -> Any:
+            if _SCOPE.get() is None:
+                return helper(model, model_provider=model_provider, **kwargs)
+            return _StubChatModel(requested=f"{model_provider or ''}:{model}")
 
-    def s_helper(model: str, *, model_provider: str | None = None, **kwargs: Any) -> Any:
-        if _SCOPE.get() is None:
-            return helper(model, model_provider=model_provider, **kwargs)
-        return _StubChatModel(requested=f"{model_provider or ''}:{model}")
+        return s_helper
 
-    base._init_chat_model_helper = s_helper
+    _compat.wrap_chat_model_factory(wrap)
 
 
 # --- running it ------------------------------------------------------------------------------
@@ -364,7 +353,7 @@ def _patch_factory() -> None:
 @dataclass
 class Outcome:
     model_nodes: dict[str, int]
-    sample: Any  # trustgate.audit.SampleRun
+    sample: Any  # trustgate._audit._results.SampleRun
 
 
 class _Run:
@@ -374,7 +363,7 @@ class _Run:
         from langgraph.checkpoint.memory import InMemorySaver
         from langgraph.graph.state import CompiledStateGraph
 
-        from trustgate.audit import _builder_of
+        from trustgate._audit._discovery import _builder_of
         from trustgate.graph._compat import copy_builder
 
         graph = plan.graph
@@ -431,13 +420,14 @@ class _Run:
         return None
 
     def failed(self, exc: BaseException) -> None:
-        if isinstance(exc, GateHalted):
+        if isinstance(exc, GateHalted):  # an outcome, reported as one
             self.outcome, self.detail = "halted", str(exc)
         else:
+            logger.warning("audit: the sample run failed (reported as 'error')", exc_info=exc)
             self.outcome, self.detail = "error", f"{type(exc).__name__}: {exc}"
 
     def result(self) -> Outcome:
-        from trustgate.audit import SampleRun, SampleToolCall
+        from trustgate._audit._results import SampleRun, SampleToolCall
 
         first = self.detail.splitlines()[0] if self.detail else ""
         return Outcome(
@@ -458,7 +448,7 @@ class _Run:
 
 
 def _start(plan: Plan) -> _Run | Outcome:
-    from trustgate.audit import SampleRun
+    from trustgate._audit._results import SampleRun
 
     _install()
     try:
@@ -466,6 +456,7 @@ def _start(plan: Plan) -> _Run | Outcome:
     except TrustgateError:
         raise
     except Exception as exc:  # e.g. a builder that does not compile
+        logger.warning("audit: the sample run could not start", exc_info=True)
         detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
         return Outcome({}, SampleRun(outcome="error", detail=detail, run_tools=plan.run_tools))
 

@@ -2,14 +2,14 @@
 
 A claim is never evidence. ``FileCitation.content`` is what the agent *says* a line
 contains; trustgate reads the line itself. A ``Locator`` carries no content at all:
-the agent points, trustgate reads (seed 001).
+the agent points, trustgate reads.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -29,8 +29,36 @@ __all__ = [
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
-class FileCitation(BaseModel):
-    """``{file, line, content}``: the file says *content* at *line* (seed 000's EvidenceCitation).
+if TYPE_CHECKING:
+    from pydantic._internal._model_construction import ModelMetaclass
+else:
+    ModelMetaclass = type(BaseModel)
+
+
+class _ClaimMeta(ModelMetaclass):
+    """Building a claim by hand (``Locator(end_line=3)``) with bad fields raises
+    :class:`~trustgate.errors.ClaimParseError`, never pydantic's ``ValidationError``
+    (a ``ValueError`` a caller's ``except ValueError`` would swallow).
+
+    Only the constructor call goes through here: ``model_validate`` (how verifiers
+    read model output, nested claims included) keeps pydantic's error with every field
+    problem listed, which verifiers turn into a ``malformed_claim`` finding.
+    """
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except ValidationError as exc:
+            detail = _short(exc).removeprefix("(item): ")
+            raise ClaimParseError(f"{cls.__name__}: {detail}") from None
+
+
+class _Claim(BaseModel, metaclass=_ClaimMeta):
+    """Base of the claim models (see :class:`_ClaimMeta`)."""
+
+
+class FileCitation(_Claim):
+    """``{file, line, content}``: the file says *content* at *line*.
 
     ``line`` is 1-based. Out-of-range values are accepted here and fail in replay, so a
     model's bad line number becomes a finding rather than a crash.
@@ -49,7 +77,7 @@ class FileCitation(BaseModel):
 ItemStatus = Literal["changed", "already_correct", "not_applicable"]
 
 
-class SelfReport(BaseModel):
+class SelfReport(_Claim):
     """One item of a changes manifest: what the agent says it did about a review item.
 
     Every status is checkable, so no item escapes by choosing its status: ``changed``
@@ -58,7 +86,7 @@ class SelfReport(BaseModel):
 
     Example:
         ```python
-        from trustgate import FileCitation, SelfReport
+        from trustgate.files import FileCitation, SelfReport
 
         item = SelfReport(item="validate input", status="already_correct",
                           evidence=[FileCitation(file="app.py", line=3, content="if not x:")])
@@ -77,7 +105,7 @@ class SelfReport(BaseModel):
         return self.status != "changed"
 
 
-class ChangesManifest(BaseModel):
+class ChangesManifest(_Claim):
     """A builder's whole self-report for one round (structured output target)."""
 
     model_config = _FROZEN
@@ -86,14 +114,14 @@ class ChangesManifest(BaseModel):
     summary: str = ""
 
 
-class Locator(BaseModel):
+class Locator(_Claim):
     """Where evidence lives, never what it says: ``{path, start_line?, end_line?, revision?}``.
 
     ``start_line`` alone means that one line; no range means the whole file.
 
     Example:
         ```python
-        from trustgate import Locator
+        from trustgate.files import Locator
 
         assert Locator.parse("src/app.py:10-12") == Locator(path="src/app.py", start_line=10,
                                                             end_line=12)
@@ -159,7 +187,7 @@ _RANGE_ATTEMPT = re.compile(r"[A-Za-z0-9_-]*")
 _RANGE = re.compile(r"(?P<start>[0-9]+)(?:-(?P<end>[0-9]+))?")
 
 
-class ChangeClaim(BaseModel):
+class ChangeClaim(_Claim):
     """ "I changed these files since *base*": checked against the real git diff."""
 
     model_config = _FROZEN
@@ -168,7 +196,7 @@ class ChangeClaim(BaseModel):
     base: str = "HEAD"
 
 
-class HashClaim(BaseModel):
+class HashClaim(_Claim):
     """ "The file at *path* (at *revision*) has this sha256": recomputed, never trusted."""
 
     model_config = _FROZEN
@@ -182,7 +210,8 @@ def _short(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors()[:3]:
         loc = ".".join(str(p) for p in err["loc"]) or "(item)"
-        parts.append(f"{loc}: {err['msg']}")
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}")
     more = exc.error_count() - 3
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 

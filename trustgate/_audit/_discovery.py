@@ -1,0 +1,333 @@
+"""Static discovery: what a node's runnable refers to (models, model factories,
+agents and subgraphs that hold one, handoffs raised inside it).
+
+Never by node names: a model-calling node named ``step1`` is found, a node named
+``llm`` that calls no model is not. The walk is bounded (depth, items per container,
+objects per node) so a huge object graph costs a bounded time.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseLanguageModel
+
+from trustgate.errors import ConfigurationError, LangGraphCompatibilityError, TrustgateError
+from trustgate.graph import _compat
+
+__all__ = ["HANDOFF_METADATA_KEY"]
+
+logger = logging.getLogger(__name__)
+
+_MAX_DEPTH = 14
+_MAX_ITEMS = 64
+_MAX_OBJECTS = 20_000  # per node: a bound on the walk through large object graphs
+_AFTER_MODEL = ("after_model", "aafter_model")
+# library code whose module globals are not user wiring: walk their objects, but do
+# not open the globals of their functions (that only finds the libraries' own imports)
+_LIBRARY_PREFIXES = ("langgraph.", "langchain_core.", "langchain.", "pydantic", "typing", "abc")
+_FACTORIES = frozenset({"init_chat_model", "load_chat_model"})
+"""Names of chat-model factories: a node whose code calls one builds its model at run
+time (from ``runtime.context``, the config, an environment variable)."""
+_DYNAMIC_IMPORTS = frozenset({"import_module", "__import__"})
+HANDOFF_METADATA_KEY = "__handoff_destination"
+"""Where langgraph-supervisor and langgraph-swarm handoff tools name their target."""
+
+
+@dataclass
+class _Handoff:
+    """A ``Command.PARENT`` raised somewhere inside a node, and what it may target."""
+
+    candidates: frozenset[str]
+    where: str
+    held_by: tuple[str, ...] = ()
+    """Gates of the inner node that raises it (a gate there holds the handoff)."""
+
+
+@dataclass
+class _Found:
+    models: list[str] = field(default_factory=list)
+    inner_gates: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    handoffs: list[_Handoff] = field(default_factory=list)
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def _code_strings(code: types.CodeType) -> set[str]:
+    found = {c for c in code.co_consts if isinstance(c, str)}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _code_strings(const)
+    return found
+
+
+def _is_library(module: str) -> bool:
+    """Library and standard-library code: its globals are its own imports, not wiring."""
+    return module.startswith(_LIBRARY_PREFIXES) or module.split(".", 1)[0] in (
+        sys.stdlib_module_names
+    )
+
+
+def _is_boundary(obj: Any) -> bool:
+    """trustgate's own gates call models (a blind verifier) but are not crossings."""
+    from trustgate._gate import TrustGate
+
+    if isinstance(obj, TrustGate):
+        return True
+    try:
+        from trustgate.graph._middleware import TrustGateMiddleware
+    except ImportError:  # pragma: no cover - langchain not installed
+        return False
+    return isinstance(obj, TrustGateMiddleware)
+
+
+def _opaque(obj: Any) -> str | None:
+    """Why a node's runnable cannot be opened (None when it can)."""
+    from langgraph.pregel import Pregel
+    from langgraph.pregel.remote import RemoteGraph
+
+    if isinstance(obj, RemoteGraph):
+        return "a remote graph: what runs there cannot be inspected"
+    if isinstance(obj, Pregel) and not _is_state_graph(obj):
+        return "a Pregel graph that is not a StateGraph (functional API?): it was not opened"
+    return None
+
+
+class _Finder:
+    """Walks the object graph under a node's runnable looking for models and handoffs."""
+
+    def __init__(self, seen: set[int] | None = None) -> None:
+        self.seen: set[int] = set(seen or ())
+        self.found = _Found()
+
+    def walk(self, obj: Any, where: str, depth: int = 0) -> None:
+        try:
+            self._walk(obj, where, depth)
+        except TrustgateError:
+            raise
+        except Exception as exc:  # an object that refuses inspection (a proxy, a lazy attribute)
+            logger.warning(
+                "audit: %s (a %s) could not be inspected, what it holds is not seen: %s: %s",
+                where,
+                type(obj).__name__,
+                type(exc).__name__,
+                exc,
+            )
+
+    def _walk(self, obj: Any, where: str, depth: int) -> None:
+        if obj is None or isinstance(obj, (str, bytes, int, float, bool, type)):
+            return
+        if isinstance(obj, types.ModuleType) or depth > _MAX_DEPTH:
+            return
+        if id(obj) in self.seen or len(self.seen) > _MAX_OBJECTS:
+            return
+        self.seen.add(id(obj))
+        if isinstance(obj, BaseLanguageModel):
+            self.found.models.append(f"{type(obj).__name__} ({where})")
+            return
+        if _is_boundary(obj):
+            return
+        if _is_state_graph(obj):
+            self._subgraph(_builder_of(obj), where, depth)
+            return
+        why = _opaque(obj)
+        if why is not None:
+            self.found.unknown.append(f"{where}: {why}")
+            return
+        self._handoff_tool(obj, where)
+        if isinstance(obj, functools.partial):
+            self.walk(obj.func, where, depth + 1)
+            for a in obj.args:
+                self.walk(a, f"{where} partial argument", depth + 1)
+            for k, v in obj.keywords.items():
+                self.walk(v, f"{where} partial argument {k!r}", depth + 1)
+            return
+        if isinstance(obj, types.MethodType):
+            self.walk(obj.__self__, f"{where} bound to", depth + 1)
+            self.walk(obj.__func__, where, depth + 1)
+            return
+        if isinstance(obj, types.FunctionType):
+            self._function(obj, where, depth)
+            return
+        if isinstance(obj, (types.BuiltinFunctionType, types.CodeType)):
+            return
+        if isinstance(obj, Mapping):
+            for i, (k, v) in enumerate(obj.items()):
+                if i >= _MAX_ITEMS:
+                    break
+                self.walk(v, f"{where}[{k!r}]", depth + 1)
+            return
+        if isinstance(obj, (list, tuple, set, frozenset)):
+            for i, v in enumerate(obj):
+                if i >= _MAX_ITEMS:
+                    break
+                self.walk(v, where, depth + 1)
+            return
+        self._attributes(obj, where, depth)
+
+    def _handoff_tool(self, obj: Any, where: str) -> None:
+        """A tool that names its handoff target in its metadata (supervisor, swarm)."""
+        meta = getattr(obj, "metadata", None)
+        if isinstance(meta, Mapping) and isinstance(meta.get(HANDOFF_METADATA_KEY), str):
+            name = getattr(obj, "name", "?")
+            self.found.handoffs.append(
+                _Handoff(frozenset({meta[HANDOFF_METADATA_KEY]}), f"tool {name!r} ({where})")
+            )
+
+    def _function(self, fn: types.FunctionType, where: str, depth: int) -> None:
+        name = getattr(fn, "__qualname__", fn.__name__)
+        module = str(getattr(fn, "__module__", "") or "")
+        names = _code_names(fn.__code__)
+        closure: dict[str, Any] = {}
+        for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False):
+            try:
+                closure[var] = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+        if not _is_library(module) and not module.startswith("trustgate."):
+            self._code(fn, name, names, closure)
+        for var, value in closure.items():
+            self.walk(value, f"closure {var!r} of {name}", depth + 1)
+        for value in fn.__defaults__ or ():
+            self.walk(value, f"default argument of {name}", depth + 1)
+        for var, value in (fn.__kwdefaults__ or {}).items():
+            self.walk(value, f"default argument {var!r} of {name}", depth + 1)
+        wrapped = getattr(fn, "__wrapped__", None)
+        if wrapped is not None:
+            self.walk(wrapped, where, depth + 1)
+        if _is_library(module) or module.startswith("trustgate."):
+            # trustgate's own module state (pools, registries) belongs to no graph
+            return
+        glb = fn.__globals__
+        for var in sorted(names):
+            if var not in glb:
+                continue
+            value = glb[var]
+            if isinstance(value, type) and issubclass(value, BaseLanguageModel):
+                self.found.models.append(
+                    f"{value.__name__} constructed at run time by {name} ({where})"
+                )
+                continue
+            if isinstance(value, types.ModuleType):
+                if _is_library(value.__name__) or value.__name__.startswith("trustgate"):
+                    continue  # (trustgate's own modules load names lazily: never walked)
+                # ``llms.model.invoke(...)``: attributes of the module the code names
+                for attr in sorted(names):
+                    inner = getattr(value, attr, None)
+                    if inner is not None and not isinstance(inner, types.ModuleType):
+                        self.walk(inner, f"global {var}.{attr} used by {name}", depth + 1)
+                continue
+            self.walk(value, f"global {var!r} used by {name}", depth + 1)
+
+    def _code(
+        self, fn: types.FunctionType, name: str, names: set[str], closure: Mapping[str, Any]
+    ) -> None:
+        """What a user function's own code does: build a model, import, hand off."""
+        for factory in sorted(names & _FACTORIES):
+            self.found.models.append(f"model built at run time: {name} calls {factory}()")
+        for dyn in sorted(names & _DYNAMIC_IMPORTS):
+            self.found.unknown.append(f"dynamic import in {name} ({dyn}): not followed")
+        if "PARENT" in names:
+            strings = _code_strings(fn.__code__) | {
+                v for v in closure.values() if isinstance(v, str)
+            }
+            strings |= {v for v in fn.__defaults__ or () if isinstance(v, str)}
+            self.found.handoffs.append(_Handoff(frozenset(strings), f"{name} (Command.PARENT)"))
+
+    def _attributes(self, obj: Any, where: str, depth: int) -> None:
+        attrs = getattr(obj, "__dict__", None)
+        if isinstance(attrs, dict):
+            for i, (k, v) in enumerate(attrs.items()):
+                if i >= _MAX_ITEMS:
+                    break
+                self.walk(v, f"{where}.{k}" if depth else f"attribute {k!r}", depth + 1)
+        cls = type(obj)
+        if not str(cls.__module__).startswith(
+            ("langchain", "langgraph", "pydantic", "builtins", "trustgate.")
+        ):
+            # a user-defined callable object: its methods may use module globals
+            for k, v in vars(cls).items():
+                if isinstance(v, types.FunctionType):
+                    self._function(v, f"method {cls.__name__}.{k}", depth + 1)
+
+    def _subgraph(self, builder: Any, where: str, depth: int) -> None:
+        from trustgate._audit._crossings import _static_crossings
+
+        inner, handoffs = _static_crossings(builder, self.seen, depth + 1)
+        self.found.handoffs.extend(handoffs)
+        for c in inner:
+            if c.status == "unguarded":
+                self.found.models.append(f"subgraph node {c.node!r}: {', '.join(c.detail)}")
+            elif c.status == "unknown":
+                self.found.unknown.append(f"subgraph node {c.node!r}: {c.reason}")
+        if inner and all(c.status == "guarded" for c in inner):
+            gates = sorted({g for c in inner for g in c.gates})
+            self.found.inner_gates.append(", ".join(gates))
+
+
+def _is_state_graph(obj: Any) -> bool:
+    from langgraph.graph import StateGraph
+    from langgraph.graph.state import CompiledStateGraph
+
+    return isinstance(obj, (StateGraph, CompiledStateGraph))
+
+
+def _builder_of(graph: Any) -> Any:
+    from langgraph.graph import StateGraph
+    from langgraph.graph.state import CompiledStateGraph
+
+    if isinstance(graph, CompiledStateGraph):
+        builder = getattr(graph, "builder", None)
+        if not isinstance(builder, StateGraph):
+            raise LangGraphCompatibilityError(
+                "CompiledStateGraph.builder is not a StateGraph in this LangGraph version"
+            )
+        return builder
+    if isinstance(graph, StateGraph):
+        return graph
+    raise ConfigurationError(
+        f"audit() takes a StateGraph or a compiled StateGraph, not {type(graph).__name__}"
+    )
+
+
+def _middleware_hook(spec: Any) -> tuple[Any, str] | None:
+    """(middleware, hook) when the node runs an ``after_model`` hook of agent middleware."""
+    runnable = _compat.node_runnable(spec)
+    for attr in ("func", "afunc"):
+        fn = getattr(runnable, attr, None)
+        owner = getattr(fn, "__self__", None)
+        name = getattr(fn, "__name__", "")
+        if owner is None or name not in _AFTER_MODEL:
+            continue
+        try:
+            from langchain.agents.middleware.types import AgentMiddleware
+        except ImportError:  # pragma: no cover - langchain not installed
+            return None
+        if isinstance(owner, AgentMiddleware):
+            return owner, name
+    return None
+
+
+def _find(builder: Any, seen: set[int] | None, depth: int) -> dict[str, _Found]:
+    """What each of the builder's own nodes holds (models, unknowns, handoffs)."""
+    found: dict[str, _Found] = {}
+    for name, spec in _compat.node_specs(builder).items():
+        if _middleware_hook(spec) is not None:
+            continue
+        finder = _Finder(seen)  # what encloses this subgraph is not walked again
+        finder.walk(_compat.node_runnable(spec), f"node {name!r}", depth)
+        found[name] = finder.found
+    return found

@@ -1,0 +1,336 @@
+"""What one crossing checked, what failed, and what the gate did about it.
+
+Every crossing produces exactly one :class:`Report`. It lands in the ``trust_reports``
+state channel, on ``stream_mode="custom"`` and (later) as one OpenTelemetry span.
+
+Reports must survive checkpoints under ``LANGGRAPH_STRICT_MSGPACK=true``, where
+LangGraph refuses to rebuild any pydantic class that is not on its allow-list and
+hands back a bare dict instead. So the channel (:class:`ReportLog`) checkpoints
+reports as plain JSON dicts and rebuilds the typed models itself: the stored bytes
+contain only msgpack primitives and the values a graph sees are always
+:class:`Report` objects, whatever the serializer's mode.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, Self, TypeAlias
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.channels.binop import BinaryOperatorAggregate
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
+
+from trustgate._findings import Finding
+
+__all__ = [
+    "REPORTS_KEY",
+    "Approval",
+    "Decision",
+    "OverrideKind",
+    "OverrideRecord",
+    "Report",
+    "ReportLog",
+    "TrustReports",
+    "TrustReportsState",
+    "add_reports",
+    "areports",
+    "reports",
+    "reports_from_state",
+]
+
+REPORTS_KEY = "trust_reports"
+
+Decision: TypeAlias = Literal["pass", "modified", "rerender", "caveat", "halted", "review"]
+OverrideKind: TypeAlias = Literal[
+    "field_override",
+    "sentence_delete",
+    "citation_drop",
+    "tool_call_block",
+    "rerender",
+    "caveat",
+    "halt",
+    "review",
+]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class OverrideRecord(BaseModel):
+    """One thing the gate changed (or refused) in the guarded node's output.
+
+    Example:
+        ```python
+        OverrideRecord(kind="field_override", target="verdict", before="APPROVE",
+                 after="REQUEST_CHANGES", reason="citation_replay/content_mismatch")
+        ```
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: OverrideKind
+    target: str
+    before: Any = None
+    after: Any = None
+    reason: str
+    verifier: str | None = None
+
+
+class Approval(BaseModel):
+    """A person's decision on a reviewed crossing: testimony, never evidence.
+
+    It is kept apart from the findings on purpose: a failed finding stays failed
+    after approval; the report says who released it anyway, when, and what.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    decision: Literal["approve", "edit", "reject", "respond"]
+    who: str | None = None
+    when: datetime = Field(default_factory=_now)
+    what: str = ""
+    message: str | None = None
+
+
+class Report(BaseModel):
+    """The record of one crossing.
+
+    Identifiers and timestamps sit beside the verdict, never inside it:
+    :meth:`verdict` is a deterministic function of claims and evidence, so two runs
+    over the same input compare equal on it.
+
+    Example:
+        ```python
+        for r in trustgate.reports(graph, config):
+            if r.decision != "pass":
+                print(r.gate, r.decision, [str(f) for f in r.failed])
+        ```
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(default_factory=lambda: secrets.token_hex(16))
+    gate: str
+    node: str
+    claims: list[Any] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    decision: Decision
+    overrides: list[OverrideRecord] = Field(default_factory=list)
+    released: bool
+    error: str | None = None
+    approval: Approval | None = None
+    attempt: int = 1
+    accounting: dict[str, str] = Field(default_factory=dict)
+    """Every part of the node's output and what became of it: ``verified``,
+    ``passthrough`` (declared by a gate) or ``held`` (the crossing halted on it)."""
+    thread_id: str | None = None
+    run_id: str | None = None
+    step: int | None = None
+    checkpoint_ns: str | None = None
+    task_id: str | None = None
+    started_at: datetime = Field(default_factory=_now)
+    finished_at: datetime = Field(default_factory=_now)
+
+    @property
+    def failed(self) -> list[Finding]:
+        """Blocking failures: the findings that made the policy act."""
+        return [f for f in self.findings if f.blocking]
+
+    @property
+    def passed(self) -> bool:
+        return self.decision == "pass"
+
+    def verdict(self) -> dict[str, Any]:
+        """The deterministic part of the report (no ids, no clock, no approval time)."""
+        return self.model_dump(
+            mode="json",
+            include={"gate", "node", "claims", "findings", "decision", "overrides", "released"},
+        )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Plain JSON types only (what a strict checkpoint serializer accepts)."""
+        return self.model_dump(mode="json", fallback=repr)
+
+    def _repr_html_(self) -> str:
+        from trustgate._render import report_html
+
+        return report_html(self)
+
+    @classmethod
+    def coerce(cls, value: Any) -> Self:
+        """Accept a Report or its dict form (what a strict checkpoint hands back)."""
+        if isinstance(value, cls):
+            return value
+        return cls.model_validate(value)
+
+
+def _coerce_list(value: Any) -> list[Report]:
+    if value is None:
+        return []
+    if isinstance(value, (Report, Mapping)):
+        return [Report.coerce(value)]
+    return [Report.coerce(v) for v in value]
+
+
+def add_reports(left: Sequence[Any] | None, right: Any) -> list[Report]:
+    """Append-only reducer for ``trust_reports``; rebuilds dict forms into Reports."""
+    return _coerce_list(left) + _coerce_list(right)
+
+
+class ReportLog(BinaryOperatorAggregate[list[Report]]):
+    """The ``trust_reports`` channel: an append log checkpointed as plain JSON dicts.
+
+    The JSON form of each report is computed once and reused: LangGraph snapshots
+    every channel at every step, and the log only ever grows.
+    """
+
+    def __init__(self, typ: Any = list, operator: Any = add_reports) -> None:
+        super().__init__(list, add_reports)
+        self._json_src: list[Report] = []
+        self._json: list[dict[str, Any]] = []
+
+    def checkpoint(self) -> Any:
+        value: Any = super().checkpoint()
+        if not isinstance(value, list):
+            return value
+        src, done = self._json_src, 0
+        while done < len(src) and done < len(value) and value[done] is src[done]:
+            done += 1
+        if done == len(value) == len(src):
+            return self._json
+        self._json = self._json[:done] + [Report.coerce(r).to_json_dict() for r in value[done:]]
+        self._json_src = list(value)
+        return self._json
+
+    def from_checkpoint(self, checkpoint: Any) -> Self:
+        restored = super().from_checkpoint(checkpoint)
+        if isinstance(restored.value, list):
+            restored.value = _coerce_list(restored.value)
+        return restored
+
+
+TrustReports: TypeAlias = Annotated[list[Report], ReportLog]
+"""Annotation for a state key holding the crossing reports.
+
+Example:
+    ```python
+    class State(TypedDict):
+        messages: Annotated[list, add_messages]
+        trust_reports: TrustReports
+    ```
+"""
+
+
+class TrustReportsState(TypedDict, total=False):
+    """Mixin schema holding the ``trust_reports`` channel (``guard()`` adds it itself)."""
+
+    trust_reports: TrustReports
+
+
+def reports_from_state(state: Any) -> list[Report]:
+    """The reports in a state dict/snapshot values, typed."""
+    if state is None:
+        return []
+    # A plain dict state has a ``values`` *method*; only a snapshot has ``values`` data.
+    values = state if isinstance(state, Mapping) else getattr(state, "values", state)
+    if isinstance(values, Mapping):
+        return _coerce_list(values.get(REPORTS_KEY))
+    return _coerce_list(getattr(values, REPORTS_KEY, None))
+
+
+def _from_channel(item: Any) -> list[Report]:
+    return _coerce_list((item.checkpoint.get("channel_values") or {}).get(REPORTS_KEY))
+
+
+def _from_writes(item: Any) -> list[Report]:
+    """Reports kept beside the step's tasks: a crossing that halted, and every crossing
+    of a graph whose state is one root value (no channel to hold them)."""
+    found: list[Report] = []
+    for write in getattr(item, "pending_writes", None) or ():
+        if len(write) >= 3 and write[1] == REPORTS_KEY:
+            found += _coerce_list(write[2])
+    return found
+
+
+def _from_tuple(item: Any) -> list[Report]:
+    return _from_channel(item) + _from_writes(item)
+
+
+def _scope(graph: Any, config: RunnableConfig) -> tuple[Any, RunnableConfig, bool] | None:
+    """The saver, the config to list, and whether the whole thread is asked for."""
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    saver = getattr(graph, "checkpointer", None)
+    conf = dict(config.get("configurable") or {})
+    if not isinstance(saver, BaseCheckpointSaver) or conf.get("thread_id") is None:
+        return None
+    if conf.get("checkpoint_id") or conf.get("checkpoint_ns"):
+        return saver, config, False  # a point in time or a namespace: that state only
+    # savers store the thread id as text (LangGraph writes str(thread_id))
+    return saver, {"configurable": {"thread_id": str(conf["thread_id"])}}, True
+
+
+def _collect(items: Any, whole: bool) -> list[Report]:
+    """The channel of the latest checkpoint of each namespace (it accumulates), and the
+    reports kept beside the tasks of every checkpoint."""
+    latest: dict[str, list[Report]] = {}
+    aside: list[Report] = []
+    for item in items:
+        ns = (item.config.get("configurable") or {}).get("checkpoint_ns") or ""
+        if ns not in latest:  # newest first: the first seen is the latest
+            latest[ns] = _from_channel(item)
+        aside += _from_writes(item)
+        if not whole:
+            break
+    return _merged([], [r for rs in latest.values() for r in rs] + aside)
+
+
+def _merged(own: list[Report], extra: list[Report]) -> list[Report]:
+    seen: set[str] = set()
+    out: list[Report] = []
+    for r in [*own, *extra]:
+        if r.id not in seen:
+            seen.add(r.id)
+            out.append(r)
+    return sorted(out, key=lambda r: r.finished_at)
+
+
+def reports(graph: Any, config: RunnableConfig) -> list[Report]:
+    """Every report of the thread in ``config``, oldest first.
+
+    Reads the checkpoints, so it needs a graph compiled with a checkpointer: the
+    ``trust_reports`` channel (hidden from the graph's output unless the state schema
+    declares it), the reports of crossings that halted (kept with the failed task),
+    and those of gates inside subgraphs.
+
+    Example:
+        ```python
+        result = graph.invoke(inputs, config)
+        for report in trustgate.reports(graph, config):
+            print(report.gate, report.decision)
+        ```
+    """
+    scope = _scope(graph, config)
+    if scope is None:
+        return reports_from_state(graph.get_state(config))
+    saver, cfg, whole = scope
+    if whole:
+        return _collect(saver.list(cfg), True)
+    item = saver.get_tuple(cfg)
+    return [] if item is None else _merged([], _from_tuple(item))
+
+
+async def areports(graph: Any, config: RunnableConfig) -> list[Report]:
+    """Async :func:`reports`."""
+    scope = _scope(graph, config)
+    if scope is None:
+        return reports_from_state(await graph.aget_state(config))
+    saver, cfg, whole = scope
+    if whole:
+        return _collect([item async for item in saver.alist(cfg)], True)
+    item = await saver.aget_tuple(cfg)
+    return [] if item is None else _merged([], _from_tuple(item))
