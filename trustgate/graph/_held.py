@@ -24,7 +24,6 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
     ChannelVersions,
@@ -33,6 +32,7 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 
 __all__ = ["HeldSaver", "HeldStore"]
 
