@@ -1761,6 +1761,21 @@ def test_tool_inside_a_guarded_agent_node_runs_before_the_gate() -> None:
     a.assert_blocked()
 
 
+def test_guard_warns_when_a_guarded_agent_runs_tools_inside_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The boundary guard() draws around a whole agent has the agent's tools inside it:
+    it says so, and names the fix."""
+    agent = _refund_agent(Recorder())
+    with caplog.at_level("WARNING", logger="trustgate.graph._guard"):
+        trustgate.guard(graph(agent), {"agent": text_gate()})
+    assert any("runs tools inside it (tools)" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="trustgate.graph._guard"):
+        trustgate.guard(agent.builder, {"model": calls_gate()})
+    assert not caplog.records
+
+
 def test_gate_on_the_agents_model_node_stops_the_tool() -> None:
     recorder = Recorder()
     agent = _refund_agent(recorder)

@@ -589,6 +589,31 @@ def durable(fn: Callable[[Any], Any], name: str) -> Callable[[Any], Any]:
     return cast(Callable[[Any], Any], task(name=name)(cast(Any, fn)))
 
 
+def tool_nodes(runnable: Any) -> list[str]:
+    """Names of the tool-running nodes inside a compiled graph used as a node (an agent
+    from ``create_agent``/``create_react_agent``), at any depth; ``[]`` when the node is
+    not a graph or has none."""
+    from langgraph.prebuilt import ToolNode
+
+    found: list[str] = []
+    seen: set[int] = set()
+
+    def walk(graph: Any, prefix: str) -> None:
+        if id(graph) in seen:
+            return
+        seen.add(id(graph))
+        builder = getattr(graph, "builder", None)
+        for name, spec in (getattr(builder, "nodes", None) or {}).items():
+            inner = getattr(spec, "runnable", None)
+            if isinstance(inner, ToolNode):
+                found.append(f"{prefix}{name}")
+            elif hasattr(inner, "builder"):
+                walk(inner, f"{prefix}{name}/")
+
+    walk(runnable, "")
+    return found
+
+
 # --- LangChain internals the audit's sample run touches ---------------------------------
 #
 # The sample run (trustgate._audit._sample_run) replaces chat models and tools while it

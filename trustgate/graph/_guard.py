@@ -10,6 +10,7 @@ Guarded nodes are never cached and never retried on a halt.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, cast
 
@@ -27,6 +28,9 @@ from trustgate.policies import Rerender, Review
 __all__ = ["GuardedStateGraph", "guard", "guarded_nodes"]
 
 G = TypeVar("G")
+
+
+logger = logging.getLogger(__name__)
 
 
 def _node_of(spec: Any) -> GuardedNode | None:
@@ -171,6 +175,15 @@ def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]
             raise ConfigurationError(
                 f"gates on {name!r} read evidence from state keys {missing}, which the "
                 "state schema lacks"
+            )
+        inner_tools = _compat.tool_nodes(_compat.node_runnable(spec))
+        if inner_tools and not any("*" in g.passthrough for g in chain):
+            # a gate sees what the node hands on, after its own tools ran
+            logger.warning(
+                "guard(): %r runs tools inside it (%s): they execute before its gate sees "
+                "anything; to stop a fabricated call, guard the agent's model node instead",
+                name,
+                ", ".join(inner_tools),
             )
         durable = any(isinstance(p, Review) for p in _policies(chain))
         node = GuardedNode(
