@@ -57,4 +57,3 @@ _.stream_channels  # graph/_compat: set on a compiled graph LangGraph reads
 _._state_mapper
 
 # --- under rework on main (the gate's bypass fixes); the owner decides whether it stays --
-holding  # trustgate.graph._held: whether a guarded subgraph's checkpoints are being held

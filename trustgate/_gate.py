@@ -610,8 +610,12 @@ class TrustGate(Generic[ClaimsT]):
         passthrough: parts of the output this gate lets through unverified: state
             keys (``"info"``), message facets (``"messages.text"``; of one kind of
             message: ``"messages.tool.text"``, ``"messages.ai.tool_calls"``), ``"goto"``,
-            ``"send"``, ``"custom"``, or ``"*"`` for everything. Anything the gate
-            neither reads nor lets through is held, and the crossing halts.
+            ``"send"``, ``"custom"`` (stream-writer output), ``"interrupt"`` (what the
+            node's own ``interrupt()`` shows), ``"store"`` (its store writes),
+            ``"subgraph"`` (the steps of a subgraph inside it: nested stream events and
+            checkpoints), ``"error"`` (an exception's message), or ``"*"`` for
+            everything. Anything the gate neither reads nor lets through is held, and
+            the crossing halts.
         timeout: seconds a verifier without its own ``timeout`` may run.
 
     Example:

@@ -199,10 +199,6 @@ class HeldSaver(BaseCheckpointSaver[Any]):
 
     # -- what the guarded node decides -------------------------------------------------
 
-    @property
-    def holding(self) -> bool:
-        return bool(self._box.log)
-
     def _take(self) -> builtins.list[tuple[str, tuple[Any, ...]]]:
         box = self._box
         with box.lock:
