@@ -85,6 +85,7 @@ def make_gate() -> TrustGate:
         reads="verdict",
         verifiers=[FunctionVerifier(replay, name="replay")],
         policy=Override("verdict", "REQUEST_CHANGES"),
+        passthrough=["blob"],  # the payload that sizes the update: declared, not checked
     )
 
 
