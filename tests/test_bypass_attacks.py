@@ -998,11 +998,6 @@ def test_a_declared_store_write_lands_when_the_gate_releases(way: str) -> None:
         undeclared.invoke(inputs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known limitation: a functional-API task called inside a guarded node is "
-    "checkpointed and streamed by LangGraph as it completes, before the gate decides",
-)
 def test_task_inside_the_guarded_node() -> None:
     """A functional-API ``@task`` called inside the node: its result is checkpointed
     as the task runs, before any gate decides."""
@@ -1018,6 +1013,38 @@ def test_task_inside_the_guarded_node() -> None:
     a = attack(graph(agent), text_gate())
     a.assert_blocked()
     assert a.halted
+
+
+@pytest.mark.parametrize("way", ["sync", "async"])
+def test_tasks_inside_a_guarded_node_still_compute_its_answer(way: str) -> None:
+    """Run in line, the node's tasks give it the same results: an honest node passes
+    with the same final state as unguarded, sync and async."""
+    from langgraph.func import task
+
+    @task
+    def shout(text: str) -> str:
+        return text.upper()
+
+    @task
+    async def ashout(text: str) -> str:
+        return text.upper()
+
+    def agent(state: S) -> dict[str, Any]:
+        return {"messages": [AIMessage(shout(TRUE_TEXT).result())]}
+
+    async def aagent(state: S) -> dict[str, Any]:
+        return {"messages": [AIMessage(await ashout(TRUE_TEXT))]}
+
+    node = agent if way == "sync" else aagent
+    check = FunctionVerifier(lambda claims, evidence: [Finding.ok("upper")], name="upper")
+    gate = TrustGate("text", reads=LastAIText(), verifiers=[check])
+    inputs = {"messages": [HumanMessage("go")]}
+    apps = [graph(node).compile(), trustgate.guard(graph(node), {"agent": gate}).compile()]
+    if way == "sync":
+        plain, guarded = (app.invoke(copy.deepcopy(inputs)) for app in apps)
+    else:
+        plain, guarded = (asyncio.run(app.ainvoke(copy.deepcopy(inputs))) for app in apps)
+    assert guarded["messages"][-1].text == TRUE_TEXT.upper() == plain["messages"][-1].text
 
 
 def test_node_mutates_its_input_in_place() -> None:

@@ -92,6 +92,8 @@ _ALLOWED = {
     ("trustgate/_gate.py", "last, code = (exc, 'verifier_error')"),
     # handed to the caller's future, which raises it
     ("trustgate/_executor.py", "job.future.set_exception(exc)"),
+    # a task run in line inside a guarded node: its future raises it where it is read
+    ("trustgate/graph/_streams.py", "fut.set_exception(exc)"),
     # the audit's sample run reports it as its outcome; failed() logs it at WARNING
     ("trustgate/_audit/_sample_run.py", "started.failed(exc)"),
     # a read's reconcile must not fail the read; _read_left_gap logs it at WARNING

@@ -164,6 +164,11 @@ def put_to_store(config: Mapping[str, Any], ops: Sequence[Any]) -> bool:
     return True
 
 
+def caller(config: Mapping[str, Any]) -> Any:
+    """The running task's hook for functional-API task calls, if it has one."""
+    return conf(config).get(_k().CONFIG_KEY_CALL)
+
+
 def sender(config: Mapping[str, Any]) -> Any:
     """The running task's channel-write function, if it has one."""
     return conf(config).get(_k().CONFIG_KEY_SEND)

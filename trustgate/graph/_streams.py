@@ -69,6 +69,26 @@ def _clone(obj: Any) -> Any:
     return twin
 
 
+def _inline_call(
+    func: Callable[..., Any], input: tuple[tuple[Any, ...], dict[str, Any]], **_options: Any
+) -> Any:
+    """LangGraph's task-call hook, run in line: the task's result is part of the node's
+    work, held with it. Retry and cache policies of such a task do not apply."""
+    import asyncio
+    import concurrent.futures
+    import inspect
+
+    args, kwargs = input
+    if inspect.iscoroutinefunction(func):
+        return asyncio.ensure_future(func(*args, **kwargs))
+    fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    try:
+        fut.set_result(func(*args, **kwargs))
+    except Exception as exc:  # the task's own failure: raised where its result is read
+        fut.set_exception(exc)
+    return fut
+
+
 class StreamHold:
     """The buffered sinks of one guarded task (see the module docstring)."""
 
@@ -115,6 +135,11 @@ class StreamHold:
                 self.sent.extend(w for w in writes if w[0] not in passing)
 
             values["send"] = send
+        if self._hold_store and _compat.caller(config) is not None:
+            # a functional-API task called inside the node would be checkpointed and
+            # streamed by the run as it completes, before the gate decides: inside a
+            # guarded node it runs in line, as part of the node
+            values["call"] = _inline_call
         real = _compat.checkpointer(config)
         if real is not None:
             self.saver = HeldSaver(real)
