@@ -957,6 +957,35 @@ def test_store_put_during_the_run() -> None:
     a.assert_blocked()
 
 
+def test_a_node_that_writes_then_pauses_keeps_its_declared_writes() -> None:
+    """A store write before the node's own ``interrupt()``: declared, it lands when the
+    pause surfaces (as without the gate); undeclared, the pause halts and it is gone."""
+    from langgraph.runtime import Runtime
+    from langgraph.types import interrupt
+
+    def agent(state: S, runtime: Runtime[Any]) -> dict[str, Any]:
+        assert runtime.store is not None
+        runtime.store.put(("memories",), "asked", {"text": "asked the person"})
+        interrupt("go on?")
+        return {"messages": [AIMessage(TRUE_TEXT)]}
+
+    inputs = {"messages": [HumanMessage("go")]}
+    store = InMemoryStore()
+    gate = text_gate(passthrough=["store", "interrupt"])
+    app = trustgate.guard(graph(agent), {"agent": gate}).compile(
+        checkpointer=InMemorySaver(), store=store
+    )
+    out = app.invoke(inputs, {"configurable": {"thread_id": "w1"}})
+    assert "__interrupt__" in out and store.get(("memories",), "asked") is not None
+    closed = InMemoryStore()
+    app = trustgate.guard(graph(agent), {"agent": text_gate(passthrough=["interrupt"])}).compile(
+        checkpointer=InMemorySaver(), store=closed
+    )
+    with pytest.raises(GateHalted):
+        app.invoke(inputs, {"configurable": {"thread_id": "w2"}})
+    assert closed.get(("memories",), "asked") is None
+
+
 def test_store_put_when_the_gate_halts() -> None:
     from langgraph.runtime import Runtime
 

@@ -609,11 +609,41 @@ class GuardedNode:
             root=self.root,
             sent=paused.hold.sent,
         )
+        out.store_writes = paused.hold.store_writes()
         out.interrupts = [
             getattr(i, "value", i) for i in (paused.exc.args[0] if paused.exc.args else ())
         ]
         out.custom = list(paused.hold.custom)
         return out
+
+    def _release_paused(self, paused: _Paused, config: dict[str, Any]) -> None:
+        """The pause passed as it was: what the node wrote before it paused is written,
+        as LangGraph would have, and the pause surfaces."""
+        if paused.hold.sent:
+            _compat.send(config, paused.hold.sent)
+        store_writes = paused.hold.store_writes()
+        if store_writes:
+            _compat.put_to_store(config, store_writes)
+        paused.hold.close()
+
+    def _halt_paused(
+        self, paused: _Paused, chain: ChainResult, reports: list[Report], config: dict[str, Any]
+    ) -> GateHalted:
+        """Anything but an unchanged release halts a pause: there is no output yet that a
+        policy could rewrite, only what the node shows while it waits."""
+        paused.hold.close()
+        if chain.last.route == "release":
+            logger.warning(
+                "a policy of gate %r rewrote what paused node %r shows: a pause cannot be "
+                "rewritten, so the crossing halts",
+                chain.last.report.gate,
+                self.name,
+            )
+        writer = getattr(_compat.runtime(config), "stream_writer", None)
+        if writer is not None:
+            for r in reports:
+                writer({"trustgate": r})
+        return HaltedInGraph(chain.last.report)
 
     def _pause_ctx(self, input: Any, config: dict[str, Any], attempt: int) -> Context:
         ctx = self._context(input, config, attempt)
@@ -690,12 +720,10 @@ class GuardedNode:
                 reports.extend(chain.reports)
                 if chain.last.route == "release" and _unchanged(chain):
                     paused.hold.keep_checkpoints()
-                    if paused.hold.sent:
-                        _compat.send(config, paused.hold.sent)
-                    paused.hold.close()
+                    self._release_paused(paused, config)
                     raise paused.exc from None
                 _compat.keep_aside(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
-                return self._finish(config, chain, reports, paused.hold, carry, key, False)
+                raise self._halt_paused(paused, chain, reports, config) from None
             output = self._output(value, input, raised, hold)
             chain = drive(
                 run_chain(self.gates, output, self._context(input, config, attempt)),
@@ -735,14 +763,12 @@ class GuardedNode:
                 reports.extend(chain.reports)
                 if chain.last.route == "release" and _unchanged(chain):
                     await paused.hold.akeep_checkpoints()
-                    if paused.hold.sent:
-                        _compat.send(config, paused.hold.sent)
-                    paused.hold.close()
+                    self._release_paused(paused, config)
                     raise paused.exc from None
                 await _compat.akeep_aside(
                     config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
                 )
-                return self._finish(config, chain, reports, paused.hold, carry, key, False)
+                raise self._halt_paused(paused, chain, reports, config) from None
             output = self._output(value, input, raised, hold)
             chain = await adrive(
                 run_chain(self.gates, output, self._context(input, config, attempt)),
