@@ -18,7 +18,7 @@ import contextvars
 import copy
 import logging
 import secrets
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -174,6 +174,15 @@ def _unseal(sealed: Mapping[str, Any], config: Mapping[str, Any] | None = None) 
     data = base64.b64decode(sealed["sealed"])
     serde = _compat.serde(config or var_child_runnable_config.get())
     return serde.loads_typed((str(sealed["type"]), data))
+
+
+# what the crossing loop asks its driver to do: ("call", input), ("chain", (output,
+# context, durable)), ("keep_checkpoints", hold), ("keep_aside", reports), ("store", ops)
+_Effect = tuple[str, Any]
+
+
+def _report_writes(reports: Sequence[Report]) -> list[tuple[str, Any]]:
+    return [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
 
 
 class _Paused(Exception):
@@ -616,16 +625,6 @@ class GuardedNode:
         out.custom = list(paused.hold.custom)
         return out
 
-    def _release_paused(self, paused: _Paused, config: dict[str, Any]) -> None:
-        """The pause passed as it was: what the node wrote before it paused is written,
-        as LangGraph would have, and the pause surfaces."""
-        if paused.hold.sent:
-            _compat.send(config, paused.hold.sent)
-        store_writes = paused.hold.store_writes()
-        if store_writes:
-            _compat.put_to_store(config, store_writes)
-        paused.hold.close()
-
     def _halt_paused(
         self, paused: _Paused, chain: ChainResult, reports: list[Report], config: dict[str, Any]
     ) -> GateHalted:
@@ -679,8 +678,6 @@ class GuardedNode:
             for r in reports:
                 if r.decision != "pass":
                     writer({"trustgate": r})
-        if released.store_writes and not _compat.put_to_store(config, released.store_writes):
-            raise HaltedInGraph(last.report)  # unreachable: a write was held, so a store exists
         sent = released.sent_writes()
         if sent and not _compat.send(config, sent):
             raise HaltedInGraph(last.report)  # unreachable: a send was captured, so one exists
@@ -701,41 +698,50 @@ class GuardedNode:
         else:
             _compat.send(config, writes)
 
-    def run(self, input: Any, config: dict[str, Any]) -> Any:
+    # -- the loop: written once, driven sync or async --------------------------------
+
+    def _loop(self, input: Any, config: dict[str, Any]) -> Generator[_Effect, Any, Any]:
+        """Run the node, its gates, and re-renders until a release, a halt or a pause.
+
+        It yields what needs I/O (the node call, the gates' chain, checkpoint and store
+        writes) as :data:`_Effect` values; :meth:`run` and :meth:`arun` carry them
+        out, so the sync and async paths cannot drift apart. A pause of the node comes
+        back in as ``_Paused`` thrown at the ``call`` effect."""
         reports: list[Report] = []
         carry: list[Any] = []
         key = "messages"
         attempt, current = 1, _private(input)
         while True:
             try:
-                value, raised, hold = self._call(current, config)
+                value, raised, hold = yield ("call", current)
             except _Paused as paused:
-                chain = drive(
-                    run_chain(
-                        self.gates,
-                        self._paused(paused, input),
-                        self._pause_ctx(input, config, attempt),
-                    )
-                )
+                pause_out = self._paused(paused, input)
+                pause_ctx = self._pause_ctx(input, config, attempt)
+                chain = yield ("chain", (pause_out, pause_ctx, False))
                 reports.extend(chain.reports)
                 if chain.last.route == "release" and _unchanged(chain):
-                    paused.hold.keep_checkpoints()
-                    self._release_paused(paused, config)
+                    # what the node wrote before it paused is written, as LangGraph
+                    # would have, and the pause surfaces
+                    yield ("keep_checkpoints", paused.hold)
+                    yield ("store", pause_out.store_writes)
+                    if paused.hold.sent:
+                        _compat.send(config, paused.hold.sent)
+                    paused.hold.close()
                     raise paused.exc from None
-                _compat.keep_aside(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
+                yield ("keep_aside", reports)
                 raise self._halt_paused(paused, chain, reports, config) from None
             output = self._output(value, input, raised, hold)
-            chain = drive(
-                run_chain(self.gates, output, self._context(input, config, attempt)),
-                self._durable_verify if self._check is not None else None,
-            )
+            chain = yield ("chain", (output, self._context(input, config, attempt), True))
             reports.extend(chain.reports)
             decision = chain.last.rerender
             if chain.last.route != "rerender" or decision is None:
+                released = chain.last.output
                 if chain.last.route != "release":
-                    _compat.keep_aside(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
+                    yield ("keep_aside", reports)
                 elif _unchanged(chain) and self._nested_passes:
-                    hold.keep_checkpoints()
+                    yield ("keep_checkpoints", hold)
+                if chain.last.route == "release" and released is not None:
+                    yield ("store", released.store_writes)
                 return self._finish(config, chain, reports, hold, carry, key, raised)
             hold.close()
             if decision.carry:
@@ -744,59 +750,60 @@ class GuardedNode:
             current = _private(_with_issues(input, decision, carry))
             attempt += 1
 
+    def run(self, input: Any, config: dict[str, Any]) -> Any:
+        loop = self._loop(input, config)
+        try:
+            effect = next(loop)
+            while True:
+                kind, arg = effect
+                try:
+                    if kind == "call":
+                        result: Any = self._call(arg, config)
+                    elif kind == "chain":
+                        output, ctx, durable = arg
+                        check = self._durable_verify if durable and self._check else None
+                        result = drive(run_chain(self.gates, output, ctx), check)
+                    elif kind == "keep_checkpoints":
+                        result = arg.keep_checkpoints()
+                    elif kind == "keep_aside":
+                        result = None
+                        _compat.keep_aside(config, _report_writes(arg))
+                    else:  # store
+                        result = _compat.put_to_store(config, arg) if arg else None
+                except _Paused as paused:
+                    effect = loop.throw(paused)
+                else:
+                    effect = loop.send(result)
+        except StopIteration as stop:
+            return stop.value
+
     async def arun(self, input: Any, config: dict[str, Any]) -> Any:
-        reports: list[Report] = []
-        carry: list[Any] = []
-        key = "messages"
-        attempt, current = 1, _private(input)
-        while True:
-            try:
-                value, raised, hold = await self._acall(current, config)
-            except _Paused as paused:
-                chain = await adrive(
-                    run_chain(
-                        self.gates,
-                        self._paused(paused, input),
-                        self._pause_ctx(input, config, attempt),
-                    )
-                )
-                reports.extend(chain.reports)
-                if chain.last.route == "release" and _unchanged(chain):
-                    await paused.hold.akeep_checkpoints()
-                    self._release_paused(paused, config)
-                    raise paused.exc from None
-                await _compat.akeep_aside(
-                    config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
-                )
-                raise self._halt_paused(paused, chain, reports, config) from None
-            output = self._output(value, input, raised, hold)
-            chain = await adrive(
-                run_chain(self.gates, output, self._context(input, config, attempt)),
-                self._adurable_verify if self._acheck is not None else None,
-            )
-            reports.extend(chain.reports)
-            decision = chain.last.rerender
-            if chain.last.route != "rerender" or decision is None:
-                if chain.last.route != "release":
-                    await _compat.akeep_aside(
-                        config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
-                    )
-                elif _unchanged(chain) and self._nested_passes:
-                    await hold.akeep_checkpoints()
-                released = chain.last.output
-                if chain.last.route == "release" and released and released.store_writes:
-                    # an async store is written from the loop, not through its sync bridge
-                    store = getattr(_compat.runtime(config), "store", None)
-                    if store is not None:
-                        await store.abatch(list(released.store_writes))
-                        released.store_writes = []
-                return self._finish(config, chain, reports, hold, carry, key, raised)
-            hold.close()
-            if decision.carry:
-                key = decision.messages_key
-            carry.extend(decision.carry)
-            current = _private(_with_issues(input, decision, carry))
-            attempt += 1
+        loop = self._loop(input, config)
+        try:
+            effect = next(loop)
+            while True:
+                kind, arg = effect
+                try:
+                    if kind == "call":
+                        result: Any = await self._acall(arg, config)
+                    elif kind == "chain":
+                        output, ctx, durable = arg
+                        check = self._adurable_verify if durable and self._acheck else None
+                        result = await adrive(run_chain(self.gates, output, ctx), check)
+                    elif kind == "keep_checkpoints":
+                        result = await arg.akeep_checkpoints()
+                    elif kind == "keep_aside":
+                        result = None
+                        await _compat.akeep_aside(config, _report_writes(arg))
+                    else:  # store: an async store is written from the loop, not its bridge
+                        store = getattr(_compat.runtime(config), "store", None)
+                        result = await store.abatch(list(arg)) if arg and store else None
+                except _Paused as paused:
+                    effect = loop.throw(paused)
+                else:
+                    effect = loop.send(result)
+        except StopIteration as stop:
+            return stop.value
 
 
 def runnable(node: GuardedNode) -> Any:
