@@ -92,6 +92,9 @@ _ALLOWED = {
     ("trustgate/_gate.py", "last, code = (exc, 'verifier_error')"),
     # handed to the caller's future, which raises it
     ("trustgate/_executor.py", "job.future.set_exception(exc)"),
+    # _failed returns a parent command as the node's output and raises everything else
+    ("trustgate/graph/_node.py", "value, raised, _hold = self._failed(hold, exc, pause=False)"),
+    ("trustgate/graph/_node.py", "return self._failed(hold, exc)"),
     # a task run in line inside a guarded node: its future raises it where it is read
     ("trustgate/graph/_streams.py", "fut.set_exception(exc)"),
     # the audit's sample run reports it as its outcome; failed() logs it at WARNING

@@ -14,6 +14,7 @@ writes (so a checkpointer keeps it with the failed task).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import copy
 import logging
@@ -383,157 +384,122 @@ class GuardedNode:
             out = out.reread()
         return out
 
+    # -- calling the node ------------------------------------------------------------
+
+    def _failed(
+        self, hold: StreamHold, exc: BaseException, *, pause: bool = True
+    ) -> tuple[Any, bool, StreamHold]:
+        """What the node raised: a parent command is output like a return value; a
+        pause goes to the gates (``_Paused``; inside a durable task the interrupt itself,
+        for the task machinery); anything else is raised with its message withheld."""
+        if _compat.is_parent_command(exc):
+            return exc.args[0], True, hold
+        if _compat.is_interrupt(exc):
+            if pause:
+                raise _Paused(exc, hold) from None
+            raise exc  # the caller inspects the pause and keeps or drops the hold
+        hold.close()
+        self._withhold(exc)
+        raise exc
+
+    def _durable_start(self, key: str) -> tuple[Any, StreamHold]:
+        input = _take_request(key)
+        hold = StreamHold(dict(var_child_runnable_config.get() or {}), hold_store=self._store_held)
+        box = _HOLD.get()
+        if box is not None:
+            box["hold"] = hold
+        return input, hold
+
+    @staticmethod
+    def _sealed(hold: StreamHold, value: Any, raised: bool) -> dict[str, Any]:
+        return _seal(
+            {
+                "value": value,
+                "raised": raised,
+                "custom": list(hold.custom),
+                "sent": list(hold.sent),
+                "store": [tuple(op) for op in hold.store_writes()],
+            }
+        )
+
     def _durable_call(self, key: str) -> dict[str, Any]:
         """The inner call as a durable task (only for gates that may pause for review):
         its result is checkpointed, so a resumed run verifies what the person saw. It
         takes the input by an opaque key: a task's input is streamed, and the node may
         change its copy in place while it runs."""
-        input = _take_request(key)
-        config = var_child_runnable_config.get() or {}
-        hold = StreamHold(dict(config), hold_store=self._store_held)
-        box = _HOLD.get()
-        if box is not None:
-            box["hold"] = hold
+        input, hold = self._durable_start(key)
         try:
             value = _in_config(hold.config, lambda: self.inner.invoke(input, hold.config))
-            return _seal(
-                {
-                    "value": value,
-                    "raised": False,
-                    "custom": list(hold.custom),
-                    "sent": list(hold.sent),
-                    "store": [tuple(op) for op in hold.store_writes()],
-                }
-            )
+            return self._sealed(hold, value, False)
         except BaseException as exc:
-            if _compat.is_parent_command(exc):
-                return _seal(
-                    {
-                        "value": exc.args[0],
-                        "raised": True,
-                        "custom": list(hold.custom),
-                        "sent": list(hold.sent),
-                        "store": [tuple(op) for op in hold.store_writes()],
-                    }
-                )
-            if _compat.is_interrupt(exc):
-                raise  # the caller inspects the pause and keeps or drops the hold
-            hold.close()
-            self._withhold(exc)
-            raise
+            value, raised, _hold = self._failed(hold, exc, pause=False)
+            return self._sealed(hold, value, raised)
 
     async def _adurable_call(self, key: str) -> dict[str, Any]:
-        input = _take_request(key)
-        config = var_child_runnable_config.get() or {}
-        hold = StreamHold(dict(config), hold_store=self._store_held)
-        box = _HOLD.get()
-        if box is not None:
-            box["hold"] = hold
+        input, hold = self._durable_start(key)
         token = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
         try:
-            value = await self.inner.ainvoke(input, hold.config)
-            return _seal(
-                {
-                    "value": value,
-                    "raised": False,
-                    "custom": list(hold.custom),
-                    "sent": list(hold.sent),
-                    "store": [tuple(op) for op in hold.store_writes()],
-                }
-            )
+            return self._sealed(hold, await self.inner.ainvoke(input, hold.config), False)
         except BaseException as exc:
-            if _compat.is_parent_command(exc):
-                return _seal(
-                    {
-                        "value": exc.args[0],
-                        "raised": True,
-                        "custom": list(hold.custom),
-                        "sent": list(hold.sent),
-                        "store": [tuple(op) for op in hold.store_writes()],
-                    }
-                )
-            if _compat.is_interrupt(exc):
-                raise  # the caller inspects the pause and keeps or drops the hold
-            hold.close()
-            self._withhold(exc)
-            raise
+            value, raised, _hold = self._failed(hold, exc, pause=False)
+            return self._sealed(hold, value, raised)
         finally:
             var_child_runnable_config.reset(token)
 
+    @contextlib.contextmanager
+    def _task_request(self, input: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The node's input lent to its durable task by an opaque key; the task leaves
+        its hold in the box. A pause inside the task comes out as ``_Paused``."""
+        box: dict[str, Any] = {}
+        token = _HOLD.set(box)
+        key = secrets.token_hex(12)
+        _REQUESTS[key] = input
+        try:
+            yield key, box
+        except BaseException as exc:
+            if _compat.is_interrupt(exc):
+                raise _Paused(exc, box.get("hold") or StreamHold({})) from None
+            raise
+        finally:
+            _HOLD.reset(token)
+            _REQUESTS.pop(key, None)
+
+    @staticmethod
+    def _from_task(
+        got: Mapping[str, Any], box: Mapping[str, Any], config: dict[str, Any]
+    ) -> tuple[Any, bool, StreamHold]:
+        hold = box.get("hold") or StreamHold({})
+        hold.custom = list(got.get("custom") or [])
+        hold.sent = [tuple(w) for w in got.get("sent") or []]
+        hold.held_store = [_compat.put_op(op) for op in got.get("store") or []]
+        value = got["value"]
+        if got["raised"]:
+            value = _compat.readdress(value, config)
+        return value, bool(got["raised"]), hold
+
     def _call(self, input: Any, config: dict[str, Any]) -> tuple[Any, bool, StreamHold]:
         if self._task is not None:
-            box: dict[str, Any] = {}
-            token = _HOLD.set(box)
-            key = secrets.token_hex(12)
-            _REQUESTS[key] = input
-            try:
+            with self._task_request(input) as (key, box):
                 got = _unseal(self._task(key).result(), config)
-            except BaseException as exc:
-                if _compat.is_interrupt(exc):
-                    raise _Paused(exc, box.get("hold") or StreamHold({})) from None
-                raise
-            finally:
-                _HOLD.reset(token)
-                _REQUESTS.pop(key, None)
-            hold = box.get("hold") or StreamHold({})
-            hold.custom = list(got.get("custom") or [])
-            hold.sent = [tuple(w) for w in got.get("sent") or []]
-            hold.held_store = [_compat.put_op(op) for op in got.get("store") or []]
-            value = got["value"]
-            if got["raised"]:
-                value = _compat.readdress(value, config)
-            return value, bool(got["raised"]), hold
+            return self._from_task(got, box, config)
         hold = StreamHold(config, hold_store=self._store_held)
         try:
-            return (
-                _in_config(hold.config, lambda: self.inner.invoke(input, hold.config)),
-                False,
-                hold,
-            )
+            value = _in_config(hold.config, lambda: self.inner.invoke(input, hold.config))
+            return value, False, hold
         except BaseException as exc:
-            if _compat.is_parent_command(exc):
-                return exc.args[0], True, hold
-            if _compat.is_interrupt(exc):
-                raise _Paused(exc, hold) from None
-            hold.close()
-            self._withhold(exc)
-            raise
+            return self._failed(hold, exc)
 
     async def _acall(self, input: Any, config: dict[str, Any]) -> tuple[Any, bool, StreamHold]:
         if self._task is not None:
-            box: dict[str, Any] = {}
-            token = _HOLD.set(box)
-            key = secrets.token_hex(12)
-            _REQUESTS[key] = input
-            try:
+            with self._task_request(input) as (key, box):
                 got = _unseal(await self._atask(key), config)
-            except BaseException as exc:
-                if _compat.is_interrupt(exc):
-                    raise _Paused(exc, box.get("hold") or StreamHold({})) from None
-                raise
-            finally:
-                _HOLD.reset(token)
-                _REQUESTS.pop(key, None)
-            hold = box.get("hold") or StreamHold({})
-            hold.custom = list(got.get("custom") or [])
-            hold.sent = [tuple(w) for w in got.get("sent") or []]
-            hold.held_store = [_compat.put_op(op) for op in got.get("store") or []]
-            value = got["value"]
-            if got["raised"]:
-                value = _compat.readdress(value, config)
-            return value, bool(got["raised"]), hold
+            return self._from_task(got, box, config)
         hold = StreamHold(config, hold_store=self._store_held)
         current = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
         try:
             return await self.inner.ainvoke(input, hold.config), False, hold
         except BaseException as exc:
-            if _compat.is_parent_command(exc):
-                return exc.args[0], True, hold
-            if _compat.is_interrupt(exc):
-                raise _Paused(exc, hold) from None
-            hold.close()
-            self._withhold(exc)
-            raise
+            return self._failed(hold, exc)
         finally:
             var_child_runnable_config.reset(current)
 
