@@ -310,6 +310,19 @@ def new_stream_protocol(sink: Callable[[Any], None], modes: set[Any]) -> Any:
     return StreamProtocol(sink, modes)
 
 
+def consumes_tokens(handler: Any) -> bool:
+    """A user's own synchronous handler that takes a model's tokens as they come (a UI
+    feed, ``StreamingStdOutCallbackHandler``), not a tracer: it is a stream sink."""
+    from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
+    from langchain_core.tracers.base import BaseTracer
+
+    if isinstance(handler, (BaseTracer, AsyncCallbackHandler)):
+        return False
+    if not isinstance(handler, BaseCallbackHandler) or streaming_sinks(handler):
+        return False
+    return type(handler).on_llm_new_token is not BaseCallbackHandler.on_llm_new_token
+
+
 def streaming_sinks(handler: Any) -> tuple[str, ...]:
     """The attribute(s) through which a streaming callback handler emits, or ``()``
     when it is not a streaming handler at all; ``None`` entries mean unknown."""

@@ -404,7 +404,7 @@ class GuardedNode:
 
     def _durable_start(self, key: str) -> tuple[Any, StreamHold]:
         input = _take_request(key)
-        hold = StreamHold(dict(var_child_runnable_config.get() or {}), hold_store=self._store_held)
+        hold = StreamHold(dict(var_child_runnable_config.get() or {}), strict=self._strict)
         box = _HOLD.get()
         if box is not None:
             box["hold"] = hold
@@ -482,7 +482,7 @@ class GuardedNode:
             with self._task_request(input) as (key, box):
                 got = _unseal(self._task(key).result(), config)
             return self._from_task(got, box, config)
-        hold = StreamHold(config, hold_store=self._store_held)
+        hold = StreamHold(config, strict=self._strict)
         try:
             value = _in_config(hold.config, lambda: self.inner.invoke(input, hold.config))
             return value, False, hold
@@ -494,7 +494,7 @@ class GuardedNode:
             with self._task_request(input) as (key, box):
                 got = _unseal(await self._atask(key), config)
             return self._from_task(got, box, config)
-        hold = StreamHold(config, hold_store=self._store_held)
+        hold = StreamHold(config, strict=self._strict)
         current = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
         try:
             return await self.inner.ainvoke(input, hold.config), False, hold
@@ -534,9 +534,10 @@ class GuardedNode:
         )
 
     @property
-    def _store_held(self) -> bool:
+    def _strict(self) -> bool:
         """A gate that lets everything through (``"*"``) leaves the node the run's own
-        store; otherwise its store writes wait for the gate."""
+        store, task machinery and callback handlers; otherwise what goes through them
+        waits for the gate."""
         return not any("*" in g.passthrough for g in self.gates)
 
     @property

@@ -21,6 +21,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
+
 from trustgate.graph import _compat
 from trustgate.graph._held import HeldSaver, HeldStore
 
@@ -89,11 +91,97 @@ def _inline_call(
     return fut
 
 
+# what a callback handler is told while a run goes on
+_EVENTS = (
+    "on_llm_start",
+    "on_chat_model_start",
+    "on_llm_new_token",
+    "on_llm_end",
+    "on_llm_error",
+    "on_chain_start",
+    "on_chain_end",
+    "on_chain_error",
+    "on_tool_start",
+    "on_tool_end",
+    "on_tool_error",
+    "on_text",
+    "on_retry",
+    "on_agent_action",
+    "on_agent_finish",
+    "on_retriever_start",
+    "on_retriever_end",
+    "on_retriever_error",
+    "on_custom_event",
+)
+
+
+class _HeldHandler(BaseCallbackHandler):
+    """A user's own handler that consumes a model's tokens (a UI feed, stdout): inside
+    a guarded node everything it is told waits with the node's output and is replayed
+    in order when the gate releases it unchanged. Tracers are not held (their timings
+    would be wrong)."""
+
+    def __init__(self, hold: StreamHold, real: Any) -> None:
+        self._hold = hold
+        self._real = real
+        self.raise_error = getattr(real, "raise_error", False)
+        self.run_inline = getattr(real, "run_inline", False)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    @property
+    def ignore_llm(self) -> bool:
+        return bool(self._real.ignore_llm)
+
+    @property
+    def ignore_chat_model(self) -> bool:
+        return bool(self._real.ignore_chat_model)
+
+    @property
+    def ignore_chain(self) -> bool:
+        return bool(self._real.ignore_chain)
+
+    @property
+    def ignore_agent(self) -> bool:
+        return bool(self._real.ignore_agent)
+
+    @property
+    def ignore_retriever(self) -> bool:
+        return bool(self._real.ignore_retriever)
+
+    @property
+    def ignore_retry(self) -> bool:
+        return bool(self._real.ignore_retry)
+
+    @property
+    def ignore_custom_event(self) -> bool:
+        return bool(self._real.ignore_custom_event)
+
+
+def _held_event(name: str) -> Callable[..., None]:
+    def event(self: _HeldHandler, *args: Any, **kwargs: Any) -> None:
+        if getattr(type(self._real), name, None) is getattr(BaseCallbackHandler, name, None):
+            if name == "on_chat_model_start":
+                # LangChain falls back to on_llm_start for a handler without it
+                raise NotImplementedError(f"{type(self._real).__name__} has no {name}")
+            return  # the handler does nothing with this event
+        sink = _Sink(self._hold, getattr(self._real, name), "handler")
+        self._hold.events.append((sink, "event", (args, kwargs), None))
+
+    event.__name__ = name
+    return event
+
+
+for _name in _EVENTS:
+    setattr(_HeldHandler, _name, _held_event(_name))
+
+
 class StreamHold:
     """The buffered sinks of one guarded task (see the module docstring)."""
 
-    def __init__(self, config: dict[str, Any], *, hold_store: bool = True) -> None:
-        self._hold_store = hold_store
+    def __init__(self, config: dict[str, Any], *, strict: bool = True) -> None:
+        self._strict = strict
         self.events: list[tuple[_Sink, str, Any, Any]] = []
         self.custom: list[Any] = []
         self.sent: list[tuple[str, Any]] = []  # channel writes made during the run
@@ -114,7 +202,7 @@ class StreamHold:
         runtime = _compat.runtime(config)
         if runtime is not None and hasattr(runtime, "override"):
             extra: dict[str, Any] = {}
-            if self._hold_store and getattr(runtime, "store", None) is not None:
+            if self._strict and getattr(runtime, "store", None) is not None:
                 self.store = HeldStore(runtime.store)
                 extra["store"] = self.store
             values["runtime"] = runtime.override(
@@ -135,7 +223,7 @@ class StreamHold:
                 self.sent.extend(w for w in writes if w[0] not in passing)
 
             values["send"] = send
-        if self._hold_store and _compat.caller(config) is not None:
+        if self._strict and _compat.caller(config) is not None:
             # a functional-API task called inside the node would be checkpointed and
             # streamed by the run as it completes, before the gate decides: inside a
             # guarded node it runs in line, as part of the node
@@ -163,6 +251,8 @@ class StreamHold:
     def _swap(self, handler: Any) -> Any | None:
         sinks = _compat.streaming_sinks(handler)
         if not sinks:
+            if self._strict and _compat.consumes_tokens(handler):
+                return _HeldHandler(self, handler)
             return handler
         if sinks == ("?",):
             logger.warning(
@@ -192,7 +282,10 @@ class StreamHold:
         if isinstance(callbacks, list):
             return self._handlers(callbacks)
         if hasattr(callbacks, "handlers") and hasattr(callbacks, "copy"):
-            if not any(_compat.streaming_sinks(h) for h in callbacks.handlers):
+            if not any(
+                _compat.streaming_sinks(h) or (self._strict and _compat.consumes_tokens(h))
+                for h in callbacks.handlers
+            ):
                 return callbacks
             twins: dict[int, Any] = {}
 
@@ -267,5 +360,8 @@ class StreamHold:
                 continue  # nested graphs' own events: released only when declared
             elif how == "call":
                 sink.real(item)
+            elif how == "event":
+                args, kwargs = item
+                sink.real(*args, **kwargs)
             else:
                 sink.real.send_nowait(item)
