@@ -11,8 +11,11 @@ into the real sinks in order (``pass``), partly (a rewrite: only what the gate
 accounted for, the stream-writer payloads; the rewritten messages reach the stream
 when the node returns), or dropped (a halt, a failed attempt). This happens inside
 the node's own task, so it holds whichever graph or API the consumer streams from.
-The checkpoints a subgraph inside the node writes are held the same way
-(:mod:`trustgate.graph._held`).
+
+The other ways out of a running node are held in the same config: the checkpoints a
+subgraph inside it writes and its store writes (:mod:`trustgate.graph._held`), the
+channel writes it makes while it runs (``push_message``, a raw send), a user's own
+token handler, and functional-API tasks, which run in line as part of the node.
 """
 
 from __future__ import annotations
