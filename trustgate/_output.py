@@ -88,6 +88,28 @@ _BOOKKEEPING = frozenset(
         "stopReason",
         "ResponseMetadata",
         "output_version",
+        # the Responses API echoes its request settings and status
+        "object",
+        "status",
+        "incomplete_details",
+        "temperature",
+        "top_p",
+        "top_logprobs",
+        "max_output_tokens",
+        "tool_choice",
+        "parallel_tool_calls",
+        "truncation",
+        "reasoning",
+        "text",
+        "store",
+        "background",
+        "previous_response_id",
+        "prompt_cache_key",
+        "safety_identifier",
+        # provider envelopes
+        "x_groq",
+        "model_version",
+        "response_id",
     }
 )
 _MISSING: Any = object()
