@@ -57,7 +57,7 @@ from shapes import Recorder
 from typing_extensions import TypedDict
 
 import trustgate
-from trustgate import Finding, TrustGate
+from trustgate import Cut, Finding, TrustGate
 from trustgate.errors import GateHalted
 from trustgate.policies import BlockToolCalls, Caveat, Halt, Override, Redact, Rerender, Review
 from trustgate.readers import FromKey, LastAIText, StreamWrites, ToolCallArgs
@@ -104,7 +104,7 @@ def lie_check(claims: Any, evidence: Any) -> list[Finding]:
                 "lie_check",
                 "unsupported",
                 "names a record no source has",
-                detail={"remove": [LIE_TEXT]},
+                proposals=[Cut(text=t) for t in [LIE_TEXT]],
             )
         ]
     return [Finding.ok("lie_check")]
@@ -1510,7 +1510,7 @@ def test_rerender_issue_message_echoed_by_an_agent_node() -> None:
                     "unsupported",
                     "unsupported sentence",
                     subject=LIE_TEXT,
-                    detail={"remove": [LIE_TEXT]},
+                    proposals=[Cut(text=t) for t in [LIE_TEXT]],
                 )
             ]
         return [Finding.ok("facts")]

@@ -55,7 +55,7 @@ from langgraph.types import Command
 from shapes import BUILDERS, Shape, build
 
 import trustgate
-from trustgate import Finding, TrustGate
+from trustgate import Cut, Finding, TrustGate
 from trustgate.evidence.record import Record
 from trustgate.policies import (
     CAVEAT_HEADER,
@@ -126,7 +126,7 @@ def lie_verifier(lies: Sequence[str]) -> FunctionVerifier:
                 "lie_check",
                 "unsupported",
                 "the text states facts no source supports",
-                detail={"remove": _sentences_with(text, lies)},
+                proposals=[Cut(text=t) for t in _sentences_with(text, lies)],
             )
         ]
 
@@ -238,7 +238,15 @@ def gates_for(shape: Shape, policy: str) -> list[TrustGate]:
                 policy=first,
                 passthrough=["loop_step"],
             ),
-            TrustGate("info", reads="info", verifiers=[check], policy=second, require_claims=False),
+            # a part no gate of the node reads must be declared by every gate of it
+            TrustGate(
+                "info",
+                reads="info",
+                verifiers=[check],
+                policy=second,
+                require_claims=False,
+                passthrough=["loop_step"],
+            ),
         ]
     if name == "research":
         reader = FunctionReader(_sections_text, target=SECTION_FIELD, covers=["completed_sections"])

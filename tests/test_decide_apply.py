@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from trustgate import Finding, GroundingCheck
+from trustgate import Finding, GroundingCheck, Strike
 from trustgate.files import InMemoryLedger, Locator, Workspace, acquire_locators, meets_trust_bar
 from trustgate.pipelines.investigation import DropUngrounded
 from trustgate.policies import Release, SetPath
@@ -55,10 +55,13 @@ def _proposal() -> dict[str, Any]:
 def test_drop_ungrounded_acts_on_what_the_finding_says_to_strike() -> None:
     findings = [
         Finding.failed(
-            "anything", "some_code", "entry refused", detail={"strike": ["owner", "evidence", 1]}
+            "anything",
+            "some_code",
+            "entry refused",
+            proposals=[Strike(path=("owner", "evidence", 1))],
         ),
         Finding.failed(
-            "anything", "other_code", "nothing grounds it", detail={"strike": ["timeout"]}
+            "anything", "other_code", "nothing grounds it", proposals=[Strike(path=("timeout",))]
         ),
     ]
     decision = DropUngrounded().decide(_View({"proposal": _proposal()}, findings))
@@ -87,7 +90,11 @@ def test_grounding_check_findings_say_what_to_strike(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("owner: team-platform\n")
     found = GroundingCheck(default="verified").verify(_proposal(), Evidence(workspace=tmp_path))
     strikes = {
-        (f.code, tuple(f.detail["strike"])) for f in found if not f.passed and "strike" in f.detail
+        (f.code, p.path)
+        for f in found
+        if not f.passed
+        for p in f.proposals
+        if isinstance(p, Strike)
     }
     assert ("path_traversal", ("owner", "evidence", 1)) in strikes
     assert ("no_evidence", ("timeout",)) in strikes
@@ -98,15 +105,15 @@ def test_grounding_check_findings_say_what_to_strike(tmp_path: Path) -> None:
 def test_trust_bar_and_acquisition_findings_say_what_to_strike(tmp_path: Path) -> None:
     ledger = InMemoryLedger()
     found = meets_trust_bar({"f": {"value": 1, "artifacts": []}, "g": "oops"}, ledger, {})
-    assert {f.subject: f.detail.get("strike") for f in found if not f.passed} == {
-        "f": ["f"],
-        "g": ["g"],
+    assert {f.subject: [p.path for p in f.proposals] for f in found if not f.passed} == {
+        "f": [("f",)],
+        "g": [("g",)],
     }
     (tmp_path / "a.txt").write_text("x\n")
     _, refused = acquire_locators(
         [Locator(path="a.txt"), {"path": "missing.txt"}, {"nope": 1}], Workspace(tmp_path)
     )
-    assert [f.detail.get("strike") for f in refused if not f.passed] == [[1], [2]]
+    assert [[p.path for p in f.proposals] for f in refused if not f.passed] == [[(1,)], [(2,)]]
 
 
 def _policy_classes() -> list[tuple[Path, ast.ClassDef]]:

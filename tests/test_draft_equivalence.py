@@ -43,7 +43,9 @@ def canonical(verdict: DraftVerdict) -> dict[str, Any]:
         "kept": [(k.text, k.start, k.end, k.kind, list(k.cited)) for k in verdict.kept],
         "removed": [r.model_dump(mode="json") for r in verdict.removed],
         "gaps": [g.model_dump(mode="json") for g in verdict.gaps],
-        "invalid": [c.model_dump(mode="json") for c in verdict.invalid_citations],
+        # ``fix`` is how the text was reached (checked by test_draft_check_edits), not
+        # part of the verdict
+        "invalid": [c.model_dump(mode="json", exclude={"fix"}) for c in verdict.invalid_citations],
         "unsupported": [u.model_dump(mode="json") for u in verdict.unsupported],
     }
 

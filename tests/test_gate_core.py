@@ -10,7 +10,7 @@ import pytest
 from langchain_core.messages import AIMessage
 from pydantic import BaseModel
 
-from trustgate._findings import Finding
+from trustgate._findings import Cut, Finding
 from trustgate._gate import TrustGate
 from trustgate._report import Report
 from trustgate.errors import ConfigurationError
@@ -211,7 +211,7 @@ def _invented_citation(claims: Any, evidence: Evidence) -> list[Finding]:
                 "invented_citation",
                 "9.2 not approved",
                 subject="ISO 27001 9.2",
-                detail={"remove": ["ISO 27001 9.2"]},
+                proposals=[Cut(text=t) for t in ["ISO 27001 9.2"]],
             )
         ]
     return [Finding.ok("contract")]

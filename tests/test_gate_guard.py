@@ -25,7 +25,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, Send
 from typing_extensions import TypedDict
 
-from trustgate._findings import Finding
+from trustgate._findings import Cut, Finding
 from trustgate._gate import TrustGate
 from trustgate._report import Report, TrustReports, reports
 from trustgate.errors import ConfigurationError, GateHalted, LangGraphCompatibilityError
@@ -273,7 +273,7 @@ def test_messages_producer_with_rerender_sees_every_issue() -> None:
                 "invented_citation",
                 f"{c} is not approved",
                 subject=c,
-                detail={"remove": [c]},
+                proposals=[Cut(text=t) for t in [c]],
             )
             for c in bad
         ] or [Finding.ok("contract")]

@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from trustgate._findings import Finding
+from trustgate._findings import Cut, Finding
 from trustgate._gate import TrustGate
 from trustgate._report import reports
 from trustgate.errors import ConfigurationError, GateHalted
@@ -110,7 +110,7 @@ def _no_invented(claims: Any, evidence: Evidence) -> list[Finding]:
                 "invented_citation",
                 "not approved",
                 subject="ISO 27001 9.2",
-                detail={"remove": ["ISO 27001 9.2"]},
+                proposals=[Cut(text=t) for t in ["ISO 27001 9.2"]],
             )
         ]
     return [Finding.ok("contract")]

@@ -17,7 +17,9 @@ from trustgate.verifiers.base import Evidence, FunctionVerifier
 pytestmark = pytest.mark.unit
 
 OUTCOMES = st.sampled_from(["pass", "fail", "warn", "raise", "none", "bad_type"])
-POLICIES = st.sampled_from(["halt", "override", "caveat", "override_missing", "none"])
+POLICIES = st.sampled_from(
+    ["halt", "override", "override_other", "caveat", "override_missing", "none"]
+)
 
 
 def _verifier(i: int, outcome: str) -> FunctionVerifier:
@@ -40,7 +42,10 @@ def _verifier(i: int, outcome: str) -> FunctionVerifier:
 def _policy(name: str) -> Any:
     return {
         "halt": Halt(),
-        "override": Override("verdict", "REQUEST_CHANGES"),
+        # what the failed findings judged (the claims) is rewritten: released
+        "override": [Override("verdict", "REQUEST_CHANGES"), Override("claims", ["withheld"])],
+        # only another part is rewritten: the failed claims would ride along, so it halts
+        "override_other": Override("verdict", "REQUEST_CHANGES"),
         "caveat": Caveat(field="text"),
         "override_missing": Override("review.verdict", "REQUEST_CHANGES"),
         "none": [],
@@ -88,14 +93,23 @@ def test_released_only_when_every_blocking_failure_was_handled(
     if report.error is not None:
         assert not report.released and report.decision == "halted"
     if failed and not crashed:
-        if policy == "override":
+        if policy == "override" and has_claims:
             assert report.released and result.update is not None
             assert result.update["verdict"] == "REQUEST_CHANGES"
-        elif policy == "caveat":
+            assert result.update["claims"] == ["withheld"]
+        elif policy in ("override", "override_other") and not has_claims:
+            # no claim at all (no_claims judges no part): overriding the verdict settles it
+            assert report.released and result.update is not None
+            assert result.update["verdict"] == "REQUEST_CHANGES"
+        elif policy == "caveat" and not has_claims:
             assert report.released and result.update is not None
             assert result.update["text"].startswith("> **Caveat:**")
         else:
+            # halt, a missing field, or a policy that rewrote some other part than the
+            # failed claims (a caveat on the text, an override of the verdict alone)
             assert not report.released and report.decision == "halted"
+            if report.released is False and policy in ("override_other", "caveat"):
+                assert "claims" not in (result.update or {})
     if not failed and not crashed:
         assert report.released and report.decision == "pass"
         assert result.update == update

@@ -11,7 +11,7 @@ from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 from trustgate._deprecated import astream, astream_events, stream
-from trustgate._findings import Finding
+from trustgate._findings import Cut, Finding
 from trustgate._gate import TrustGate
 from trustgate._report import TrustReports
 from trustgate.errors import GateHalted
@@ -41,7 +41,7 @@ def no_invented(claims: Any, evidence: Evidence) -> list[Finding]:
                 "invented_citation",
                 "not approved",
                 subject="ISO 27001 9.2",
-                detail={"remove": ["ISO 27001 9.2"]},
+                proposals=[Cut(text=t) for t in ["ISO 27001 9.2"]],
             )
         ]
     return [Finding.ok("contract")]

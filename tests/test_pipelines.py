@@ -19,7 +19,6 @@ import trustgate
 from trustgate._report import Report, reports
 from trustgate.errors import GateHalted, InputError
 from trustgate.pipelines import PIPELINES, code_review, compliance, investigation, load, postmortem
-from trustgate.policies import OVERRIDE_NOTE
 from trustgate.testing import ScriptedChatModel, pipeline_models
 
 pytestmark = pytest.mark.unit
@@ -53,9 +52,12 @@ def test_code_review_inventing_verdict_overridden_then_loop() -> None:
     out = graph.invoke({}, cfg())
     first, second = reports(graph, cfg())
     assert first.decision == "modified"
-    assert [(o.kind, o.target, o.before, o.after) for o in first.overrides] == [
-        ("field_override", "review.verdict", "APPROVE", "REQUEST_CHANGES")
+    assert [(o.kind, o.target, o.after) for o in first.overrides] == [
+        ("field_override", "review.verdict", "REQUEST_CHANGES"),
+        # the manifest whose citations failed is struck, not released beside the verdict
+        ("field_override", "reviewed_manifest", None),
     ]
+    assert first.overrides[0].before == "APPROVE"
     assert sorted(f.code for f in first.failed) == [
         "content_mismatch",
         "file_missing",
@@ -63,7 +65,8 @@ def test_code_review_inventing_verdict_overridden_then_loop() -> None:
     ]
     # the verdict released in round 1 carried the note a human reads
     r1, r2 = out["rounds"]
-    assert r1["verdict"] == "REQUEST_CHANGES" and r1["summary"].endswith(OVERRIDE_NOTE.strip())
+    assert r1["verdict"] == "REQUEST_CHANGES"
+    assert r1["summary"].endswith(code_review.REVIEW_NOTE.strip())
     # sent back with the note, the builder answered honestly and was approved
     assert second.decision == "pass" and r2["verdict"] == "APPROVE"
     assert out["round"] == 2

@@ -61,6 +61,9 @@ ROOT_API = {
     # results
     "Report",
     "Finding",
+    "TextEdit",
+    "Cut",
+    "Strike",
     "reports",
     "areports",
     # errors

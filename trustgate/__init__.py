@@ -18,7 +18,8 @@ The root holds what a gate on your own graph needs:
   :class:`GroundingCheck`, :class:`DraftCheck`, :class:`ModelVerifier`;
 * evidence, where truth is read: :class:`EvidenceSources`, :class:`Evidence`,
   :class:`FromState`, :class:`FromContext`;
-* results: :class:`Report`, :class:`Finding`, :func:`reports`, :func:`areports`;
+* results: :class:`Report`, :class:`Finding` (and the fixes a verifier proposes:
+  :class:`TextEdit`, :class:`Cut`, :class:`Strike`), :func:`reports`, :func:`areports`;
 * errors: :class:`TrustgateError`, :class:`ConfigurationError`, :class:`GateHalted`.
 
 Families live in public submodules: :mod:`trustgate.files` (file evidence, locators,
@@ -41,7 +42,7 @@ from trustgate._meta import VERSION as __version__
 
 if TYPE_CHECKING:
     from trustgate._audit import aaudit, audit
-    from trustgate._findings import Finding
+    from trustgate._findings import Cut, Finding, Strike, TextEdit
     from trustgate._gate import TrustGate
     from trustgate._report import Report, areports, reports
     from trustgate.errors import ConfigurationError, GateHalted, TrustgateError
@@ -75,6 +76,7 @@ __all__ = [
     "ChangeCheck",
     "CitationReplay",
     "ConfigurationError",
+    "Cut",
     "DraftCheck",
     "Evidence",
     "EvidenceSources",
@@ -96,6 +98,8 @@ __all__ = [
     "Review",
     "Routes",
     "StreamWrites",
+    "Strike",
+    "TextEdit",
     "ToolCallArgs",
     "TrustGate",
     "TrustgateError",
@@ -144,7 +148,7 @@ _EXPORTS = {
     "Report": "trustgate._report",
     "reports": "trustgate._report",
     "areports": "trustgate._report",
-    "Finding": "trustgate._findings",
+    **dict.fromkeys(("Finding", "TextEdit", "Cut", "Strike"), "trustgate._findings"),
     **dict.fromkeys(("TrustgateError", "ConfigurationError", "GateHalted"), "trustgate.errors"),
 }
 

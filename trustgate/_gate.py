@@ -30,31 +30,25 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic
 
-from langchain_core.messages import AIMessage, BaseMessage
-from pydantic import BaseModel
+from langchain_core.messages import BaseMessage
 from typing_extensions import TypeVar
 
 from trustgate import _executor, otel
+from trustgate._apply import CannotApply, apply_rewrite, get_path, text_at
 from trustgate._findings import Finding
-from trustgate._output import NodeOutput, facets, with_text, without_tool_calls
+from trustgate._output import NodeOutput, Part
 from trustgate._report import Approval, Decision, OverrideRecord, Report
 from trustgate.errors import ClaimParseError, ConfigurationError, GateHalted
 from trustgate.errors import _declaration as declaration
 from trustgate.policies import policy_chain
 from trustgate.policies._decision import (
     Ask,
-    CutText,
-    DropToolCalls,
-    PrependText,
     Release,
-    ReplaceText,
     Rerender,
-    Rewrite,
-    SetPath,
     Stop,
     reasons,
 )
-from trustgate.readers import ClaimsReader, Read, as_reader, covered
+from trustgate.readers import ClaimsReader, Read, as_reader, covered, generalizations
 from trustgate.verifiers.base import Evidence, EvidenceSources, Verifier
 
 __all__ = [
@@ -213,214 +207,6 @@ async def adrive(gen: Steps[T], run: Callable[[Any], Any] | None = None) -> T:
         return stop.value  # type: ignore[no-any-return]
 
 
-# --- where the output is rewritten ---------------------------------------------------
-
-
-class CannotApply(Exception):
-    """A decision names something the output does not have (internal)."""
-
-
-_MSG_REF = "["
-
-
-def _split_target(target: str) -> tuple[str, list[str], int | None, str | None]:
-    """``messages[-1].tool_calls`` → (``messages``, [], -1, ``tool_calls``);
-    ``review.summary`` → (``review``, [``summary``], None, None)."""
-    if _MSG_REF in target.split(".", 1)[0]:
-        head, _, rest = target.partition("[")
-        index, _, facet = rest.partition("]")
-        try:
-            k = int(index)
-        except ValueError as exc:
-            raise CannotApply(f"{target!r} is not a message reference") from exc
-        return head, [], k, facet.lstrip(".") or None
-    key, *path = target.split(".")
-    return key, path, None, None
-
-
-def _message_item(output: NodeOutput, key: str, k: int) -> Any:
-    items = output.messages(key)
-    if k < 0:
-        new_ai = [i for i in items if i.new and isinstance(output.message(i), AIMessage)]
-        if not new_ai:
-            raise CannotApply(f"no AI message under {key!r}")
-        return new_ai[k] if -k <= len(new_ai) else new_ai[0]
-    if k >= len(items):
-        raise CannotApply(f"{key}[{k}] does not exist")
-    return items[k]
-
-
-def _last_write(output: NodeOutput, key: str) -> int:
-    for i in range(len(output.writes) - 1, -1, -1):
-        if output.writes[i].key == key:
-            return i
-    raise CannotApply(f"the output has no {key!r}")
-
-
-def _child(container: Any, name: str) -> Any:
-    if isinstance(container, BaseModel):
-        if name not in type(container).model_fields:
-            raise CannotApply(f"{type(container).__name__} has no field {name!r}")
-        return getattr(container, name)
-    if isinstance(container, Mapping):
-        if name not in container:
-            raise CannotApply(f"no field {name!r}")
-        return container[name]
-    if isinstance(container, (list, tuple)):
-        try:
-            return container[int(name)]
-        except (ValueError, IndexError) as exc:
-            raise CannotApply(f"no item {name!r}") from exc
-    import dataclasses
-
-    if dataclasses.is_dataclass(container) and not isinstance(container, type):
-        if name not in {f.name for f in dataclasses.fields(container)}:
-            raise CannotApply(f"no field {name!r}")
-        return getattr(container, name)
-    raise CannotApply(f"cannot look inside a {type(container).__name__} for {name!r}")
-
-
-def _with_child(container: Any, name: str, value: Any) -> Any:
-    _child(container, name)  # must exist
-    if isinstance(container, BaseModel):
-        return container.model_copy(update={name: value})
-    if isinstance(container, Mapping):
-        return {**container, name: value}
-    if isinstance(container, (list, tuple)):
-        items = list(container)
-        items[int(name)] = value
-        return type(container)(items) if isinstance(container, tuple) else items
-    import dataclasses
-
-    return dataclasses.replace(container, **{name: value})
-
-
-def get_path(output: NodeOutput, path: str) -> Any:
-    try:
-        key, parts, k, _facet = _split_target(path)
-        if k is not None:
-            item = _message_item(output, key, k)
-            return output.message(item)
-        value = output.value_of(_last_write(output, key))
-        for name in parts:
-            value = _child(value, name)
-        return value
-    except CannotApply:
-        return None
-
-
-def _set_path(output: NodeOutput, path: str, value: Any, *, create_leaf: bool = False) -> None:
-    key, parts, k, _facet = _split_target(path)
-    if k is not None:
-        raise CannotApply(f"{path!r} names a message, not a field")
-    index = _last_write(output, key)
-    if not parts:
-        output.set_value(index, value)
-        return
-
-    def put(container: Any, rest: list[str]) -> Any:
-        name = rest[0]
-        if len(rest) == 1:
-            if create_leaf and isinstance(container, Mapping) and name not in container:
-                return {**container, name: value}
-            return _with_child(container, name, value)
-        return _with_child(container, name, put(_child(container, name), rest[1:]))
-
-    output.set_value(index, put(output.value_of(index), parts))
-
-
-def text_at(output: NodeOutput, target: str) -> str | None:
-    try:
-        key, _parts, k, _facet = _split_target(target)
-        if k is not None:
-            msg = output.message(_message_item(output, key, k))
-            return None if msg is None else facets(msg).text
-    except CannotApply:
-        return None
-    value = get_path(output, target)
-    return value if isinstance(value, str) else None
-
-
-def _set_text(output: NodeOutput, target: str, text: str) -> None:
-    key, _parts, k, _facet = _split_target(target)
-    if k is not None:
-        item = _message_item(output, key, k)
-        msg = output.message(item)
-        if msg is None:
-            raise CannotApply(f"{target!r} is a message in a form that cannot be rebuilt")
-        output.set_message(item, with_text(msg, text))
-        return
-    if not isinstance(get_path(output, target), str):
-        raise CannotApply(f"{target!r} does not hold text")
-    _set_path(output, target, text)
-
-
-def apply_rewrite(output: NodeOutput, rewrite: Rewrite) -> None:
-    """Apply one rewrite to ``output`` (copy on write); :class:`CannotApply` if it
-    names something the output does not have."""
-    if isinstance(rewrite, SetPath):
-        if get_path(output, rewrite.path) is None and not _exists(output, rewrite.path):
-            raise CannotApply(f"the output has no field {rewrite.path!r}")
-        _set_path(output, rewrite.path, rewrite.value)
-        if rewrite.note_path and rewrite.note:
-            current = get_path(output, rewrite.note_path)
-            text = current if isinstance(current, str) else ""
-            if (current is None or isinstance(current, str)) and rewrite.note.strip() not in text:
-                try:
-                    _set_path(output, rewrite.note_path, text + rewrite.note, create_leaf=True)
-                except CannotApply as exc:
-                    logger.warning("override note not written: %s", exc)
-    elif isinstance(rewrite, ReplaceText):
-        if text_at(output, rewrite.target) is None:
-            raise CannotApply(f"no text at {rewrite.target!r}")
-        _set_text(output, rewrite.target, rewrite.text)
-    elif isinstance(rewrite, PrependText):
-        current = text_at(output, rewrite.target)
-        if current is None:
-            raise CannotApply(f"no text at {rewrite.target!r}")
-        _set_text(output, rewrite.target, rewrite.text + current)
-    elif isinstance(rewrite, CutText):
-        current = text_at(output, rewrite.target)
-        if current is None:
-            raise CannotApply(f"no text at {rewrite.target!r}")
-        for fragment in rewrite.fragments:
-            current = _cut(current, fragment)
-        _set_text(output, rewrite.target, current)
-    elif isinstance(rewrite, DropToolCalls):
-        key, _parts, k, _facet = _split_target(rewrite.target)
-        if k is None:
-            raise CannotApply(f"{rewrite.target!r} is not a message")
-        item = _message_item(output, key, k)
-        msg = output.message(item)
-        if msg is None:
-            raise CannotApply(f"{rewrite.target!r} is a message that cannot be rebuilt")
-        output.set_message(item, without_tool_calls(msg, set(rewrite.ids)))
-    else:  # pragma: no cover - the Rewrite union is closed
-        raise CannotApply(f"unknown rewrite {rewrite!r}")
-
-
-def _exists(output: NodeOutput, path: str) -> bool:
-    try:
-        key, parts, k, _f = _split_target(path)
-        if k is not None:
-            _message_item(output, key, k)
-            return True
-        value = output.value_of(_last_write(output, key))
-        for name in parts:
-            value = _child(value, name)
-        return True
-    except CannotApply:
-        return False
-
-
-def _cut(text: str, fragment: str) -> str:
-    import re
-
-    out = text.replace(fragment, "")
-    out = re.sub(r"[ \t]{2,}", " ", out)
-    return re.sub(r" +([.,;:])", r"\1", out)
-
-
 # --- one crossing --------------------------------------------------------------------
 
 
@@ -495,6 +281,51 @@ class _Crossing:
         self.started = datetime.now(UTC)
         self.evidence = Evidence()
         self.span: Any = None
+        self.notes: list[str] = []  # why a policy's release resolved less than it said
+        self._ledger: list[Part] | None = None
+
+    # the part ledger of the output as it stands
+    @property
+    def parts(self) -> list[Part]:
+        if self._ledger is None:
+            self._ledger = self.output.ledger()
+        return self._ledger
+
+    def read_parts(self) -> tuple[str, ...]:
+        """The ids of the parts the gate's reader read."""
+        covers = self.read.covers
+        return tuple(p.id for p in self.parts if covered(p.id, covers, p.role))
+
+    def bind(self, found: Sequence[Finding]) -> list[Finding]:
+        """Each finding with the parts it judged (see :mod:`trustgate._findings`)."""
+        known = {p.id for p in self.parts}
+        everything: tuple[str, ...] | None = None
+        out: list[Finding] = []
+        for f in found:
+            parts: tuple[str, ...] = ()
+            if f.parts:
+                parts = tuple(p for p in f.parts if p in known)
+                if len(parts) != len(f.parts):
+                    logger.warning(
+                        "gate %r: finding %s/%s names parts the output does not have: %s",
+                        self.gate,
+                        f.verifier,
+                        f.code,
+                        sorted(set(f.parts) - known),
+                    )
+                    parts = ()
+            if not parts and f.subject is not None:
+                parts = tuple(self.read.subjects.get(f.subject, ()))
+                if not parts and f.subject in known:
+                    parts = (f.subject,)
+            if not parts and f.proposals and self.read.segments:
+                parts = _edited_parts(f, self.read.segments)
+            if not parts:
+                if everything is None:
+                    everything = self.read_parts()
+                parts = everything
+            out.append(f if parts == f.parts else f.with_parts(parts))
+        return out
 
     # view for policies
     @property
@@ -524,6 +355,18 @@ class _Crossing:
     @property
     def unresolved(self) -> list[Finding]:
         return [f for i, f in enumerate(self.findings) if f.blocking and i not in self.resolved]
+
+    @property
+    def claim_parts(self) -> tuple[tuple[str, ...], ...]:
+        """For claims that are a list, each claim's part ids (see ``Read``)."""
+        return self.read.claim_parts
+
+    def text_parts(self, target: str) -> tuple[str, ...]:
+        """The parts the text at ``target`` lives in: a message's text part, or every
+        write of a text key (``()`` when the target names no text)."""
+        from trustgate._apply import text_part_ids
+
+        return text_part_ids(self.output, target)
 
     def get(self, path: str) -> Any:
         return get_path(self.output, path)
@@ -717,13 +560,15 @@ class TrustGate(Generic[ClaimsT]):
         *,
         first: tuple[Read, list[Finding]] | None = None,
         held: Sequence[Finding] = (),
+        malformed: Sequence[Finding] = (),
         accounting: Mapping[str, str] | None = None,
     ) -> Steps[GateResult]:
         """The crossing as a generator of verifier runs (see :func:`drive`)."""
         read, read_failures = first if first is not None else self.read(output)
         c = _Crossing(self, output, ctx, read)
         c.accounting = dict(accounting or {})
-        c.findings.extend(read_failures)
+        c.findings.extend(c.bind(read_failures))
+        c.findings.extend(malformed)
         with otel.crossing(self.name, ctx.node, config=ctx.config, attempt=ctx.attempt) as span:
             c.span = span
             try:
@@ -737,6 +582,8 @@ class TrustGate(Generic[ClaimsT]):
                         c.error = str(exc)
                         c.findings.append(Finding.failed("gate", "evidence_unavailable", str(exc)))
                         c.halt(str(exc))
+                if c.route == "release":
+                    _release_as_read(c)
                 if c.route == "release" and read.claims is not None:
                     yield from self._verify(c)
                 if c.route == "release":
@@ -768,7 +615,7 @@ class TrustGate(Generic[ClaimsT]):
                 c.findings.append(Finding.failed(exc.verifier, exc.code, exc.error))
                 c.halt(f"{exc.verifier}/{exc.code}")
                 return
-            c.findings.extend(found)
+            c.findings.extend(c.bind(found))
 
     def _decide(self, c: _Crossing) -> Steps[None]:
         for policy in self.policies:
@@ -793,7 +640,10 @@ class TrustGate(Generic[ClaimsT]):
             if c.route != "release":
                 return
         if c.unresolved:
-            c.halt("unresolved: " + reasons(c.unresolved))
+            why = "unresolved: " + reasons(c.unresolved)
+            if c.notes:
+                why += " (" + "; ".join(c.notes) + ")"
+            c.halt(why)
 
     def _apply(self, c: _Crossing, policy: Any, decision: Any) -> Steps[None]:
         name = type(policy).__name__
@@ -811,17 +661,30 @@ class TrustGate(Generic[ClaimsT]):
             c.halt(f"{name}: returned {type(decision).__name__}, not a decision")
             return
         trial = _copy_output(c.output)
+        touched: set[str] = set()
         try:
             for rewrite in decision.rewrites:
-                apply_rewrite(trial, rewrite)
+                touched |= apply_rewrite(trial, rewrite)
         except CannotApply as exc:
             c.overrides.append(
                 OverrideRecord(kind="halt", target=c.node, reason=f"{name} cannot apply: {exc}")
             )
+            c.notes.append(f"{name} cannot apply: {exc}")
             return  # findings stay unresolved: the crossing halts at the end
+        settled = touched | set(decision.approves)
+        resolved = [f for f in decision.resolves if _settled(f, settled)]
+        for f in decision.resolves:
+            if f not in resolved:
+                left = [p for p in f.parts if not _is_touched(p, settled)] or ["no part"]
+                changed = ", ".join(sorted(touched)) or "nothing"
+                c.notes.append(
+                    f"{name} changed {changed}, but {f.verifier}/{f.code} judged "
+                    f"{', '.join(left)}, which it neither rewrote nor removed"
+                )
         c.output = trial.reread() if decision.rewrites else trial
+        c._ledger = None
         c.overrides.extend(decision.records)
-        c.resolve(decision.resolves)
+        c.resolve(resolved)
         if decision.approval is not None:
             c.approval = decision.approval
         if c.decision in ("pass", "modified") or decision.decision != "modified":
@@ -829,7 +692,7 @@ class TrustGate(Generic[ClaimsT]):
         if decision.reverify:
             read, failures = self.read(c.output)
             c.read = read
-            c.findings = list(failures)
+            c.findings = c.bind(failures)
             c.resolved = set()
             if read.claims is not None:
                 yield from self._verify(c)
@@ -888,45 +751,102 @@ def _copy_output(output: NodeOutput) -> NodeOutput:
     return new
 
 
-def _role_covered(part: str, role: str, passed: set[str]) -> bool:
-    """``messages[3].text`` of a tool message under ``messages.tool.text`` or
-    ``messages.tool``."""
-    ref, _, facet = part.partition(".")
-    key = ref.partition("[")[0]
-    return f"{key}.{role}" in passed or (bool(facet) and f"{key}.{role}.{facet}" in passed)
+def _is_touched(part: str, touched: set[str]) -> bool:
+    """Whether ``part`` was rewritten or removed (a removed message takes its facets)."""
+    return part in touched or not touched.isdisjoint(generalizations(part) - {part})
+
+
+def _settled(finding: Finding, touched: set[str]) -> bool:
+    """A failed finding is settled by a release only when every part it judged was
+    rewritten or removed (or approved by a person: ``*`` for the whole crossing).
+
+    A finding about an absence (``no_claims``: the step made no claim at all) judges no
+    part: there is nothing false to cut, and the release settles it by rewriting what
+    acts on the outcome (an override of the verdict), so any rewrite settles it."""
+    if "*" in touched:
+        return True
+    if not finding.parts:
+        return bool(touched)
+    return all(_is_touched(p, touched) for p in finding.parts)
+
+
+def _edited_parts(finding: Finding, segments: Sequence[tuple[str, int, int]]) -> tuple[str, ...]:
+    """The parts a finding's text edits fall in (offsets into the claim text)."""
+    from trustgate._findings import TextEdit
+
+    found: list[str] = []
+    for p in finding.proposals:
+        if not isinstance(p, TextEdit):
+            continue
+        for part, start, end in segments:
+            # a segment is hit by an edit that overlaps it, or inserts inside or at it
+            hit = p.start < end and p.end > start if p.end > p.start else start <= p.start <= end
+            if hit and part not in found:
+                found.append(part)
+    return tuple(found)
+
+
+def _release_as_read(c: _Crossing) -> None:
+    """A reader that coerced a value while reading it (``FromKey(key, model=M)``) verified
+    the coerced value: that value is what is released, in the form the node wrote."""
+    if not c.read.releases:
+        return
+    trial = _copy_output(c.output)
+    for index, value in c.read.releases:
+        trial.set_value(index, value)
+        c.overrides.append(
+            OverrideRecord(
+                kind="coerced",
+                target=trial.write_part_id(index),
+                reason="released as the gate's reader read and verified it",
+            )
+        )
+    c.output = trial
+    c._ledger = None
 
 
 def account(
     gates: Sequence[TrustGate[Any]], output: NodeOutput, reads: Sequence[Read]
-) -> tuple[dict[str, str], list[Finding]]:
-    """Every part of ``output``: who verified it or let it through, and what is held."""
+) -> tuple[dict[str, str], list[Finding], list[Finding]]:
+    """Every part of ``output``: who verified it or let it through, and what is held.
+
+    A part some gate of the node reads is verified; a part no gate reads passes only if
+    every gate of the node declares it: one permissive gate in a chain does not let
+    through what another holds. Returns the accounting, the findings that halt the
+    crossing (held parts, rewritten evidence) and the malformed-output findings (a
+    collision of identities: blocking, for the policies to settle)."""
     read_covers: set[str] = set().union(*(r.covers for r in reads)) if reads else set()
-    passed: set[str] = set().union(*(g.passthrough for g in gates)) if gates else set()
     status: dict[str, str] = {}
     held: list[Finding] = []
-    node = ""
-    roles = output.part_roles()
-    for part, desc in output.parts():
-        role = roles.get(part.partition(".")[0])
-        if covered(part, read_covers):
-            status[part] = "verified"
-        elif covered(part, passed) or (role is not None and _role_covered(part, role, passed)):
-            status[part] = "passthrough"
-        else:
-            status[part] = "held"
-            fix = declaration(part)
-            if role is not None and "." in fix:  # name the kind: the narrowest that fits
-                key, _, facet = fix.partition(".")
-                fix = f"{key}.{role}.{facet}"
-            held.append(
-                Finding.failed(
-                    "gate",
-                    "unverified_output",
-                    f"{desc} ({part}) is neither verified nor declared: read it in a gate "
-                    f"or declare it with TrustGate(..., passthrough=[{fix!r}])",
-                    subject=part,
-                )
+    for part in output.ledger():
+        if covered(part.id, read_covers, part.role):
+            status[part.id] = "verified"
+            continue
+        declared = [g for g in gates if covered(part.id, g.passthrough, part.role)]
+        if gates and len(declared) == len(gates):
+            status[part.id] = "passthrough"
+            continue
+        status[part.id] = "held"
+        fix = declaration(part.id)
+        if part.role is not None and "." in fix:  # name the kind: the narrowest that fits
+            key, _, facet = fix.partition(".")
+            fix = f"{key}.{part.role}.{facet}"
+        if declared:
+            missing = ", ".join(repr(g.name) for g in gates if g not in declared)
+            why = (
+                f"{part.description} ({part.id}) is declared by "
+                f"{', '.join(repr(g.name) for g in declared)} but not by {missing}: a part no "
+                f"gate reads must be declared by every gate of the node "
+                f"(passthrough=[{fix!r}])"
             )
+        else:
+            why = (
+                f"{part.description} ({part.id}) is neither verified nor declared: read it "
+                f"in a gate or declare it with TrustGate(..., passthrough=[{fix!r}])"
+            )
+        held.append(
+            Finding.failed("gate", "unverified_output", why, subject=part.id, parts=(part.id,))
+        )
     evidence_keys = set().union(*(g.evidence_keys for g in gates)) if gates else set()
     for i, w in enumerate(output.writes):
         if w.key in evidence_keys and output.changed(i):
@@ -938,10 +858,19 @@ def account(
                     f"the node rewrote {w.key!r}, which its gate reads evidence from; a node "
                     "may not change the evidence it is judged by",
                     subject=w.key,
+                    parts=tuple(p for p in output.write_parts(w.key)) or (w.key,),
                 )
             )
-    del node
-    return status, held
+    malformed = [
+        Finding.failed(
+            "gate",
+            "malformed_output",
+            f"{why}: a consumer could act on either, so neither is read as the call",
+            parts=ids,
+        )
+        for ids, why in output.malformed()
+    ]
+    return status, held, malformed
 
 
 @dataclass
@@ -971,13 +900,18 @@ def run_chain(
     nobody accounts for halts the first gate before any verifier runs.
     """
     firsts = [g.read(output) for g in gates]
-    accounting, held = account(gates, output, [r for r, _f in firsts])
+    accounting, held, malformed = account(gates, output, [r for r, _f in firsts])
     results: list[GateResult] = []
     current = output
     for i, gate in enumerate(gates):
         first = firsts[i] if current is output else None
         r = yield from gate.crossing(
-            current, ctx, first=first, held=held if i == 0 else (), accounting=accounting
+            current,
+            ctx,
+            first=first,
+            held=held if i == 0 else (),
+            malformed=malformed if i == 0 else (),
+            accounting=accounting,
         )
         results.append(r)
         if r.route != "release" or r.output is None:

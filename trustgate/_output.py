@@ -17,9 +17,11 @@ only that part replaced.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import json
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -35,7 +37,6 @@ __all__ = ["Facets", "MessageItem", "NodeOutput", "Write", "facets", "is_message
 
 logger = logging.getLogger(__name__)
 
-Facet = Literal["text", "tool_calls", "other"]
 
 _MESSAGE_TYPES = frozenset(
     {"human", "user", "ai", "assistant", "system", "developer", "tool", "function", "chat"}
@@ -147,26 +148,91 @@ def _block_type(block: Any) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Facets:
-    """What a message says, split by what can act on it."""
+    """What a message says, split by what can act on it.
+
+    ``tool_calls`` holds one entry per distinct call, in order: a call a provider puts
+    in two places (``tool_calls`` and a ``tool_use`` content block, say) is one call.
+    ``collisions`` names calls whose identities clash (two calls with one id in one
+    place, or one id whose name or arguments differ between places): a consumer could
+    act on either, so the message is malformed output, never read as one call.
+    """
 
     text: str
     tool_calls: tuple[dict[str, Any], ...]
     other: tuple[Any, ...]
-
-    def present(self) -> tuple[Facet, ...]:
-        out: list[Facet] = []
-        if self.text.strip():
-            out.append("text")
-        if self.tool_calls:
-            out.append("tool_calls")
-        if self.other:
-            out.append("other")
-        return tuple(out)
+    collisions: tuple[tuple[tuple[int, ...], str], ...] = ()
 
 
 def _call_of_block(block: Mapping[str, Any]) -> dict[str, Any]:
     args = block.get("input", block.get("args", block.get("arguments")))
+    partial = block.get("partial_json")
+    if args in (None, {}) and isinstance(partial, str) and partial:
+        args = partial  # a streamed tool_use block: its arguments arrive as JSON text
     return {"name": block.get("name"), "args": args, "id": block.get("id")}
+
+
+_UNREAD: Any = object()
+
+
+def _args_value(args: Any) -> Any:
+    """Arguments as a consumer would parse them (``_UNREAD`` when they are not JSON)."""
+    if isinstance(args, (str, bytes)):
+        if not args:
+            return {}
+        try:
+            return json.loads(args)
+        except (ValueError, RecursionError):
+            return _UNREAD
+    return args
+
+
+def _same_call(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two places describe one call: the same name and, where both can be read,
+    the same arguments (partial or unreadable text cannot be acted on as other args)."""
+    if a.get("name") is not None and b.get("name") is not None and a["name"] != b["name"]:
+        return False
+    x, y = _args_value(a.get("args")), _args_value(b.get("args"))
+    return x is _UNREAD or y is _UNREAD or _safe_eq(x, y)
+
+
+class _Calls:
+    """The distinct calls of one message, collected place by place (never keyed by the
+    id alone: the id is often the model's own text)."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self.places: list[str] = []
+        self.by_id: dict[Any, int] = {}
+        self.collisions: list[tuple[tuple[int, ...], str]] = []
+
+    def add(self, call: dict[str, Any], place: str) -> None:
+        cid = call.get("id")
+        if cid is not None:
+            try:
+                j = self.by_id.get(cid)
+            except TypeError:  # an unhashable id is not an id anyone can match
+                j, cid = None, None
+            if j is not None:
+                if self.places[j] == place:
+                    self.collisions.append(
+                        ((j, len(self.calls)), f"two tool calls in {place} share one id")
+                    )
+                    self.calls.append(call)
+                    self.places.append(place)
+                elif not _same_call(self.calls[j], call):
+                    self.collisions.append(
+                        (
+                            (j, len(self.calls)),
+                            f"one tool call id differs between {self.places[j]} and {place}",
+                        )
+                    )
+                    self.calls.append(call)
+                    self.places.append(place)
+                return
+            if cid is not None:
+                self.by_id[cid] = len(self.calls)
+        self.calls.append(call)
+        self.places.append(place)
 
 
 def facets(message: BaseMessage) -> Facets:
@@ -174,7 +240,18 @@ def facets(message: BaseMessage) -> Facets:
     content = message.content
     texts: list[str] = []
     other: list[Any] = []
-    calls: dict[Any, dict[str, Any]] = {}
+    calls = _Calls()
+    if isinstance(message, AIMessage):
+        # what a tool node executes comes first: the parsed calls
+        for tc in message.tool_calls:
+            calls.add(
+                {"name": tc.get("name"), "args": tc.get("args"), "id": tc.get("id")}, "tool_calls"
+            )
+        for bad in message.invalid_tool_calls:
+            calls.add(
+                {"name": bad.get("name"), "args": bad.get("args"), "id": bad.get("id")},
+                "invalid_tool_calls",
+            )
     if isinstance(content, str):
         texts.append(content)
     else:
@@ -197,46 +274,33 @@ def facets(message: BaseMessage) -> Facets:
                 and "name" in block
                 and any(k in block for k in ("input", "args", "arguments"))
             ):
-                call = _call_of_block(block)
-                calls[call["id"] if call["id"] is not None else id(block)] = call
+                calls.add(_call_of_block(block), "content")
             elif kind == "non_standard" and isinstance(block.get("value"), Mapping):
                 inner = block["value"]
                 if _block_type(inner) in _TOOL_BLOCKS:
-                    call = _call_of_block(inner)
-                    calls[call["id"] if call["id"] is not None else id(inner)] = call
+                    calls.add(_call_of_block(inner), "content")
                 else:
                     other.append(block)
             elif block:
                 other.append(block)
-    if isinstance(message, AIMessage):
-        for tc in message.tool_calls:
-            calls[tc.get("id") or id(tc)] = {
-                "name": tc["name"],
-                "args": tc["args"],
-                "id": tc.get("id"),
-            }
-        for bad in message.invalid_tool_calls:
-            calls[bad.get("id") or id(bad)] = {
-                "name": bad.get("name"),
-                "args": bad.get("args"),
-                "id": bad.get("id"),
-            }
     extra = message.additional_kwargs or {}
     for key in _TOOL_KWARGS:
         raw = extra.get(key)
         items = raw if isinstance(raw, list) else [raw] if raw else []
         for item in items:
             if not isinstance(item, Mapping):
+                other.append({key: item})  # not a call anyone can parse, but output
                 continue
             inner_fn = item.get("function")
             fn: Mapping[str, Any] = inner_fn if isinstance(inner_fn, Mapping) else item
-            cid = item.get("id")
-            if cid is None or cid not in calls:
-                calls[cid if cid is not None else id(item)] = {
+            calls.add(
+                {
                     "name": fn.get("name"),
                     "args": fn.get("arguments", fn.get("args")),
-                    "id": cid,
-                }
+                    "id": item.get("id"),
+                },
+                f"additional_kwargs.{key}",
+            )
     for key, value in extra.items():
         if key not in _TOOL_KWARGS and value not in (None, "", [], {}):
             other.append({key: value})
@@ -254,7 +318,18 @@ def facets(message: BaseMessage) -> Facets:
     artifact = getattr(message, "artifact", None)
     if artifact not in (None, "", [], {}):  # an agent-as-tool's answer rides here
         other.append({"artifact": artifact})
-    return Facets("".join(texts), tuple(calls.values()), tuple(other))
+    return Facets("".join(texts), tuple(calls.calls), tuple(other), tuple(calls.collisions))
+
+
+def role_of(message: BaseMessage) -> str:
+    """The kind of a message as declarations name it: ``ai``, ``tool``, ``human``...
+
+    A streamed call's accumulated ``AIMessageChunk`` is an ``ai`` message like the
+    ``AIMessage`` it stands for (its ``type`` says ``AIMessageChunk``)."""
+    kind = message.type
+    if kind.endswith("MessageChunk"):
+        return kind.removesuffix("MessageChunk").lower()
+    return kind
 
 
 def with_text(message: BaseMessage, text: str) -> BaseMessage:
@@ -329,6 +404,49 @@ class Write:
     loc: tuple[Any, ...]
     overwrite: bool = False  # the value was wrapped in langgraph.types.Overwrite
     messages: list[MessageItem] | None = None
+    # an Overwrite of a messages key that drops or reorders what the channel held: the
+    # removal or the new order is output of its own (a reordered history can put an
+    # executed tool call last again)
+    reorders: bool = False
+
+
+PartKind = Literal[
+    "write",
+    "text",
+    "tool_call",
+    "other",
+    "remove",
+    "unreadable",
+    "overwrite",
+    "store",
+    "interrupt",
+    "goto",
+    "send",
+    "custom",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One thing a guarded node emitted, as the crossing accounts for it.
+
+    ``id`` is positional, never a value the model chose: ``verdict`` (a key written
+    once), ``notes@1`` (the second write to a key written more than once),
+    ``messages[2].text``, ``messages[2].tool_calls[0]``, ``messages[2].other``,
+    ``messages[2].remove``, ``messages.overwrite``, ``store[0]``, ``interrupt[0]``,
+    ``goto``, ``send[0]``, ``custom``. ``write`` is the index of the write it belongs
+    to, ``message`` the message's number under its key (across writes), ``call`` the
+    call's position in the message; ``role`` the kind of message (``ai``, ``tool``...).
+    """
+
+    id: str
+    kind: PartKind
+    description: str
+    key: str | None = None
+    write: int | None = None
+    message: int | None = None
+    call: int | None = None
+    role: str | None = None
 
 
 Kind = Literal["none", "dict", "command", "list", "state", "root", "other"]
@@ -377,7 +495,10 @@ class NodeOutput:
     unreadable: list[str] = field(default_factory=list)  # parts no reader can ever cover
     interrupts: list[Any] = field(default_factory=list)  # the node paused: what it showed
     store_writes: list[Any] = field(default_factory=list)  # PutOps held from the store
+    plain_keys: frozenset[str] = frozenset()
+    reducers: Mapping[str, Any] = field(default_factory=dict)
     _root_index: int = 0
+    _effect_cache: list[bool] | None = None
     _replaced: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     _messages_replaced: dict[tuple[int, int | None], BaseMessage] = field(default_factory=dict)
 
@@ -394,12 +515,21 @@ class NodeOutput:
         root: bool = False,
         raised: bool = False,
         sent: Sequence[tuple[str, Any]] = (),
+        plain_keys: frozenset[str] | None = frozenset(),
+        reducers: Mapping[str, Any] | None = None,
     ) -> NodeOutput:
         """Split what a node returned (or raised, for a parent command) into parts.
 
         ``sent`` are the channel writes the node made while it ran (``push_message``,
         a raw send): they come first, as LangGraph applies them, and are written by
-        the gate when it releases (see ``sent_writes``), never by the return value."""
+        the gate when it releases (see ``sent_writes``), never by the return value.
+
+        ``plain_keys`` are the keys whose channel keeps the last value written (no
+        reducer): writing such a key the value it already holds changes nothing, so
+        that write is no part. Every other write is a part as written, equal to the
+        state or not: a reducer applies it again (an ``operator.add`` counter written
+        its own value doubles). ``reducers`` are the reducers of the other keys: a write
+        they provably leave unchanged (an empty list appended) is no part either."""
         from langgraph.types import Command
 
         out = cls(
@@ -410,6 +540,8 @@ class NodeOutput:
             keys=keys,
             message_keys=message_keys,
             root=root,
+            plain_keys=plain_keys or frozenset(),
+            reducers=dict(reducers or {}),
         )
         for n, (chan, written) in enumerate(sent):
             out._add(chan, written, ("sent", n), message_keys)
@@ -492,7 +624,9 @@ class NodeOutput:
             items = [inner]
             positions = [None]
         if items is not None:
-            known = self._input_messages(key)
+            # only add_messages replaces a message by its id: under any other reducer a
+            # message handed back is appended again, so it is new output
+            known = self._input_messages(key) if key in message_keys else {}
             w.messages = []
             for pos, item in zip(positions, items, strict=True):
                 msg = _as_message(item) if not isinstance(item, RemoveMessage) else item
@@ -500,7 +634,28 @@ class NodeOutput:
                 if isinstance(msg, BaseMessage) and msg.id is not None and msg.id in known:
                     new = not _safe_eq(known[msg.id], msg)
                 w.messages.append(MessageItem(idx, pos, item, msg, new))
+            if overwrite:
+                w.reorders = not self._keeps_history(key, w.messages)
         self.writes.append(w)
+
+    def _keeps_history(self, key: str, items: list[MessageItem]) -> bool:
+        """Whether an ``Overwrite`` of a messages key starts with exactly the messages
+        the channel held, in their order (then it only appends)."""
+        before = self._input_value(key)
+        held = list(before) if isinstance(before, (list, tuple)) else []
+        if len(items) < len(held):
+            return False
+        for old, item in zip(held, items, strict=False):
+            msg = item.message
+            if (
+                item.new
+                or not isinstance(old, BaseMessage)
+                or not isinstance(msg, BaseMessage)
+                or msg.id is None
+                or msg.id != old.id
+            ):
+                return False
+        return True
 
     def _input_value(self, key: str) -> Any:
         src = self.input
@@ -553,7 +708,11 @@ class NodeOutput:
     def values(self, key: str) -> list[Any]:
         """The current value of every write to ``key``, in order: a reducer key written
         twice in one step receives both, so a reader must see both."""
-        return [self.value_of(i) for i, w in enumerate(self.writes) if w.key == key]
+        return [
+            self.value_of(i)
+            for i, w in enumerate(self.writes)
+            if w.key == key and not self.dropped(i)
+        ]
 
     def messages(self, key: str) -> list[MessageItem]:
         """Every message written under ``key``, in order, across writes."""
@@ -581,67 +740,230 @@ class NodeOutput:
         the way part ids (``messages[k].text``) do."""
         return list(enumerate(self.messages(key)))
 
-    def parts(self) -> Iterator[tuple[str, str]]:
-        """``(part id, description)`` for everything new this output carries."""
+    def is_part(self, index: int) -> bool:
+        """Whether write ``index`` (not a messages write) is output to account for.
+
+        A write is a part as written, not as a difference from the input: a reducer
+        applies it again (an ``operator.add`` counter written its current value
+        doubles). A write is no part only when it provably changes nothing: a key whose
+        channel keeps the last value written, written the value it holds, or a reducer
+        that returns the channel's value unchanged (an empty list appended), applied
+        in order after the step's earlier writes to the key."""
+        return self._effects()[index]
+
+    def _effects(self) -> list[bool]:
+        cached = self._effect_cache
+        if cached is not None and len(cached) == len(self.writes):
+            return cached
+        state: dict[str, Any] = {}
+        out: list[bool] = []
+        for i, w in enumerate(self.writes):
+            if w.messages is not None or self.dropped(i):
+                out.append(True)
+                continue
+            before = state.get(w.key, _MISSING)
+            if before is _MISSING:
+                before = self._input_value(w.key)
+            value = self.value_of(i)
+            if w.overwrite or before is _MISSING:
+                out.append(True)
+                state[w.key] = value
+                continue
+            reducer = self.reducers.get(w.key)
+            if w.key in self.plain_keys:
+                after = value
+            elif reducer is not None:
+                try:
+                    # a reducer that extends its left side in place must not touch the
+                    # graph's own value: it gets a copy of the container
+                    left = copy.copy(before) if isinstance(before, (list, dict, set)) else before
+                    after = reducer(left, value)
+                except Exception as exc:  # a reducer that refuses: the write is output
+                    logger.warning("reducer of %r raised %s: the write is a part", w.key, exc)
+                    out.append(True)
+                    state[w.key] = _MISSING
+                    continue
+            else:
+                out.append(True)
+                state[w.key] = _MISSING
+                continue
+            out.append(not _safe_eq(before, after))
+            state[w.key] = after
+        self._effect_cache = out
+        return out
+
+    def write_part_id(self, index: int) -> str:
+        """``verdict`` for a key written once; ``notes@1`` for the second of several."""
+        key = self.writes[index].key
+        same = [i for i, w in enumerate(self.writes) if w.key == key]
+        return key if len(same) == 1 else f"{key}@{same.index(index)}"
+
+    def write_parts(self, key: str) -> list[str]:
+        """The part ids of every write to ``key`` (its messages' parts for a messages key)."""
+        return [p.id for p in self.ledger() if p.key == key]
+
+    def ledger(self) -> list[Part]:
+        """Everything this output carries, in order, as :class:`Part` values.
+
+        Computed afresh on each call (the output is small and may have been rewritten);
+        :meth:`malformed` names the parts whose identities collide."""
         from langgraph.types import Send
 
+        parts: list[Part] = []
         counters: dict[str, int] = {}
+        overwrites: dict[str, int] = {}
+        for w in self.writes:
+            if w.reorders:
+                overwrites[w.key] = overwrites.get(w.key, 0) + 1
+        seen_overwrites: dict[str, int] = {}
         for i, w in enumerate(self.writes):
-            if w.messages is not None:
-                for item in w.messages:
-                    k = counters.get(w.key, 0)
-                    counters[w.key] = k + 1
-                    if not item.new:
-                        continue
-                    ref = f"{w.key}[{k}]"
-                    msg = self.message(item)
-                    if isinstance(item.original, RemoveMessage):
-                        yield f"{ref}.remove", f"a removal of messages under {w.key!r}"
-                        # what a removal carries besides its id is output too: it is
-                        # streamed and checkpointed as the node's write
-                        if msg is not None:
-                            for facet in facets(msg).present():
-                                yield f"{ref}.{facet}", f"the {facet} a removal carries"
-                    elif msg is None:
-                        yield f"{ref}.unreadable", f"a message under {w.key!r} nobody can read"
-                    else:
-                        for facet in facets(msg).present():
-                            yield f"{ref}.{facet}", f"the {facet} of a {msg.type} message"
-            elif self.changed(i):
-                yield w.key, f"state key {w.key!r}"
+            if self.dropped(i):
+                continue
+            if w.messages is None:
+                if self.is_part(i):
+                    parts.append(
+                        Part(self.write_part_id(i), "write", f"state key {w.key!r}", w.key, i)
+                    )
+                continue
+            if w.reorders:
+                n = seen_overwrites.get(w.key, 0)
+                seen_overwrites[w.key] = n + 1
+                pid = f"{w.key}.overwrite" if overwrites[w.key] == 1 else f"{w.key}.overwrite@{n}"
+                parts.append(
+                    Part(
+                        pid,
+                        "overwrite",
+                        f"an overwrite of {w.key!r} that drops or reorders its history",
+                        w.key,
+                        i,
+                    )
+                )
+            for item in w.messages:
+                k = counters.get(w.key, 0)
+                counters[w.key] = k + 1
+                if not item.new:
+                    continue
+                ref = f"{w.key}[{k}]"
+                msg = self.message(item)
+                if isinstance(item.original, RemoveMessage):
+                    parts.append(
+                        Part(
+                            f"{ref}.remove",
+                            "remove",
+                            f"a removal of messages under {w.key!r}",
+                            w.key,
+                            i,
+                            k,
+                        )
+                    )
+                    # what a removal carries besides its id is output too: it is
+                    # streamed and checkpointed as the node's write
+                    if msg is not None:
+                        parts.extend(self._facet_parts(msg, ref, w.key, i, k, None, "a removal"))
+                elif msg is None:
+                    parts.append(
+                        Part(
+                            f"{ref}.unreadable",
+                            "unreadable",
+                            f"a message under {w.key!r} nobody can read",
+                            w.key,
+                            i,
+                            k,
+                        )
+                    )
+                else:
+                    parts.extend(self._facet_parts(msg, ref, w.key, i, k, role_of(msg), None))
         for n, what in enumerate(self.unreadable):
-            yield f"unreadable[{n}]", what
+            parts.append(Part(f"unreadable[{n}]", "unreadable", what))
         for n, op in enumerate(self.store_writes):
             what = "a delete from" if op.value is None else "a write to"
-            yield f"store[{n}]", f"{what} the store at {'/'.join(op.namespace)}:{op.key}"
+            parts.append(
+                Part(
+                    f"store[{n}]",
+                    "store",
+                    f"{what} the store at {'/'.join(op.namespace)}:{op.key}",
+                )
+            )
         for n, _payload in enumerate(self.interrupts):
-            yield f"interrupt[{n}]", "what the node shows a person while it waits"
+            parts.append(
+                Part(f"interrupt[{n}]", "interrupt", "what the node shows a person while it waits")
+            )
         names = [t for t in self.routes if not isinstance(t, Send)]
         if names:
-            yield "goto", "routing to " + ", ".join(map(str, names))
+            parts.append(Part("goto", "goto", "routing to " + ", ".join(map(str, names))))
         for n, t in enumerate(t for t in self.routes if isinstance(t, Send)):
-            yield f"send[{n}]", f"a Send to {t.node!r}"
+            parts.append(Part(f"send[{n}]", "send", f"a Send to {t.node!r}"))
         if self.custom:
-            yield "custom", f"{len(self.custom)} stream-writer payload(s)"
+            parts.append(Part("custom", "custom", f"{len(self.custom)} stream-writer payload(s)"))
+        return parts
 
-    def part_roles(self) -> dict[str, str]:
-        """``messages[3]`` → ``tool``: the type of the message behind a message part, so
-        a declaration can name one kind (``messages.tool.text``: tool results' text)
-        without letting through the same facet of every other message."""
-        roles: dict[str, str] = {}
-        for key in dict.fromkeys(w.key for w in self.writes if w.messages is not None):
-            for k, item in self.indexed_messages(key):
+    @staticmethod
+    def _facet_parts(
+        msg: BaseMessage,
+        ref: str,
+        key: str,
+        write: int,
+        k: int,
+        role: str | None,
+        carrier: str | None,
+    ) -> list[Part]:
+        f = facets(msg)
+        what = carrier or f"a {role} message"
+        out: list[Part] = []
+        if f.text.strip():
+            out.append(
+                Part(f"{ref}.text", "text", f"the text of {what}", key, write, k, None, role)
+            )
+        for j, _call in enumerate(f.tool_calls):
+            out.append(
+                Part(
+                    f"{ref}.tool_calls[{j}]",
+                    "tool_call",
+                    f"tool call {j} of {what}",
+                    key,
+                    write,
+                    k,
+                    j,
+                    role,
+                )
+            )
+        if f.other:
+            out.append(
+                Part(
+                    f"{ref}.other",
+                    "other",
+                    f"the other content of {what}",
+                    key,
+                    write,
+                    k,
+                    None,
+                    role,
+                )
+            )
+        return out
+
+    def malformed(self) -> list[tuple[tuple[str, ...], str]]:
+        """``(part ids, why)`` for each collision of identities in this output (two tool
+        calls of one message with one id): malformed output, never read as one part."""
+        out: list[tuple[tuple[str, ...], str]] = []
+        counters: dict[str, int] = {}
+        for w in self.writes:
+            for item in w.messages or ():
+                k = counters.get(w.key, 0)
+                counters[w.key] = k + 1
                 msg = self.message(item)
-                # a removal is named by its own facet (``messages.remove``), never by
-                # kind: ``messages.remove`` must not cover what a removal carries
-                if msg is not None and not isinstance(msg, RemoveMessage):
-                    roles[f"{key}[{k}]"] = msg.type
-        return roles
+                if not item.new or msg is None:
+                    continue
+                for calls, why in facets(msg).collisions:
+                    ids = tuple(f"{w.key}[{k}].tool_calls[{j}]" for j in calls)
+                    out.append((ids, f"{w.key}[{k}]: {why}"))
+        return out
 
     # -- rewriting (copy on write; the node's objects are never mutated) ---------------
 
     def set_value(self, index: int, value: Any) -> None:
         self._replaced[self.writes[index].loc] = value
+        self._effect_cache = None
 
     def set_message(self, item: MessageItem, message: BaseMessage) -> None:
         self._messages_replaced[(item.write, item.index)] = message
@@ -649,6 +971,20 @@ class NodeOutput:
     def drop_message(self, item: MessageItem) -> None:
         """Leave ``item`` out of the rebuilt value (see ``reread``)."""
         self._messages_replaced[(item.write, item.index)] = _DROPPED
+
+    def drop_write(self, index: int) -> None:
+        """Leave write ``index`` out of the rebuilt value altogether.
+
+        Raises ``ValueError`` where the shape has no way to leave a write out (a field
+        of a state object the node returned, the value of a root graph)."""
+        w = self.writes[index]
+        if w.loc[0] == "root" or "a" in w.loc[:-1]:
+            raise ValueError(f"a write to {w.key!r} in a returned state object cannot be left out")
+        self._replaced[w.loc] = _DROPPED
+        self._effect_cache = None
+
+    def dropped(self, index: int) -> bool:
+        return self._replaced.get(self.writes[index].loc, _MISSING) is _DROPPED
 
     @property
     def _pending(self) -> bool:
@@ -661,7 +997,9 @@ class NodeOutput:
     def sent_writes(self) -> list[tuple[str, Any]]:
         """The writes the node made while it ran, as the gate releases them."""
         return [
-            (w.key, self._write_value(i)) for i, w in enumerate(self.writes) if w.loc[0] == "sent"
+            (w.key, self._write_value(i))
+            for i, w in enumerate(self.writes)
+            if w.loc[0] == "sent" and not self.dropped(i)
         ]
 
     def _write_value(self, index: int) -> Any:
@@ -687,6 +1025,8 @@ class NodeOutput:
             root=self.root,
             raised=self.raised,
             sent=self.sent_writes(),
+            plain_keys=self.plain_keys,
+            reducers=self.reducers,
         )
         fresh.custom = list(self.custom)
         fresh.interrupts = list(self.interrupts)
@@ -721,20 +1061,25 @@ class NodeOutput:
                     if (*prefix, "c", "d", k) in by_loc
                     else v
                     for k, v in update.items()
+                    if not gone((*prefix, "c", "d", k))
                 }
             elif update is not None:
                 new_update = [
                     (k, value(by_loc[(*prefix, "c", "t", j)]))
                     for j, (k, _v) in enumerate(_compat.command_update(cmd))
+                    if not gone((*prefix, "c", "t", j))
                 ]
             else:
                 new_update = None
             return dataclasses.replace(cmd, update=new_update)
 
+        def gone(loc: tuple[Any, ...]) -> bool:
+            return self._replaced.get(loc, _MISSING) is _DROPPED
+
         if self.kind == "root":
             return value(self._root_index) if self.original is not None else self.original
         if self.kind == "dict":
-            return {k: value(by_loc[("d", k)]) for k in self.original}
+            return {k: value(by_loc[("d", k)]) for k in self.original if not gone(("d", k))}
         if self.kind == "command":
             return command(self.original, ())
         if self.kind == "list":
@@ -743,7 +1088,9 @@ class NodeOutput:
                 if isinstance(item, Command):
                     out.append(command(item, (i,)))
                 elif isinstance(item, dict):
-                    out.append({k: value(by_loc[(i, "d", k)]) for k in item})
+                    out.append(
+                        {k: value(by_loc[(i, "d", k)]) for k in item if not gone((i, "d", k))}
+                    )
                 elif any(loc[:2] == (i, "a") for loc in by_loc):
                     changes = {loc[2]: value(j) for loc, j in by_loc.items() if loc[:2] == (i, "a")}
                     out.append(

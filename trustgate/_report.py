@@ -53,6 +53,7 @@ OverrideKind: TypeAlias = Literal[
     "caveat",
     "halt",
     "review",
+    "coerced",
 ]
 
 

@@ -142,11 +142,14 @@ class LangGraphCompatibilityError(TrustgateError):
 
 
 def _declaration(part: str) -> str:
-    """``messages[2].text`` → ``messages.text``; ``send[0]`` → ``send``."""
+    """``messages[2].text`` → ``messages.text``; ``messages[2].tool_calls[0]`` →
+    ``messages.tool_calls``; ``notes@1`` → ``notes``; ``send[0]`` → ``send``."""
     key, sep, rest = part.partition("[")
     if not sep:
-        return part
-    facet = rest.partition("]")[2].lstrip(".")
+        head, dot, facet = part.partition(".")
+        base = head.partition("@")[0]
+        return f"{base}.{facet.partition('@')[0]}" if dot else base
+    facet = rest.partition("]")[2].lstrip(".").partition("[")[0]
     return f"{key}.{facet}" if facet and key != "send" else key
 
 

@@ -15,6 +15,7 @@ report says so.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, overload, runtime_checkable
@@ -23,7 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, ValidationError
 from typing_extensions import TypedDict, TypeVar
 
-from trustgate._output import MessageItem, NodeOutput, facets
+from trustgate._output import MessageItem, NodeOutput, facets, merged
 from trustgate.errors import ClaimParseError, ClaimTooLarge, ConfigurationError
 
 __all__ = [
@@ -37,6 +38,8 @@ __all__ = [
     "ToolCall",
     "ToolCallArgs",
 ]
+
+logger = logging.getLogger(__name__)
 
 Absence = Literal["missing", "nothing"]
 
@@ -70,6 +73,15 @@ class Read:
     ``absent`` is ``None`` when claims were found, ``"missing"`` when the step lacks
     what the gate guards (a failure unless the gate has ``require_claims=False``) and
     ``"nothing"`` when the guarded thing is there and carries nothing to check.
+
+    The claims carry their parts with them, so that a finding can name what it judged:
+    ``subjects`` maps a claim's own name (a tool call's id) to its part ids;
+    ``claim_parts`` gives, for claims that are a list, each claim's part ids in order;
+    ``segments`` says which part each stretch of a text claim was read from
+    (``(part id, start, end)`` in the claim text), so that an edit of the text lands in
+    the write it came from. ``releases`` are values a reader coerced while reading
+    (``FromKey(key, model=M)``): ``(write index, value)``, released in place of what the
+    node wrote, since the coerced value is what was verified.
     """
 
     claims: Any
@@ -77,6 +89,10 @@ class Read:
     target: str | None = None
     absent: Absence | None = None
     reason: str = ""
+    subjects: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    claim_parts: tuple[tuple[str, ...], ...] = ()
+    segments: tuple[tuple[str, int, int], ...] = ()
+    releases: tuple[tuple[int, Any], ...] = ()
 
 
 @runtime_checkable
@@ -98,20 +114,41 @@ class ClaimsReader(Protocol[ClaimsT_co]):
     def read(self, update: Mapping[str, Any]) -> ClaimsT_co | None: ...
 
 
-def covered(part: str, covers: frozenset[str] | set[str]) -> bool:
-    """Whether ``part`` (``messages[2].text``) falls under a cover (``messages``,
-    ``messages[2]``, ``messages.text``, ``messages[2].text`` or ``*``)."""
-    if "*" in covers or part in covers:
-        return True
-    key, sep, rest = part.partition("[")
-    if not sep:
-        key, sep, rest = part.partition(".")
-        return key in covers if sep else False
-    if key in covers:
-        return True
+def generalizations(part: str, role: str | None = None) -> set[str]:
+    """Every name that covers ``part``: ``messages[2].tool_calls[0]`` of an ``ai``
+    message is covered by itself, ``messages[2].tool_calls``, ``messages[2]``,
+    ``messages``, ``messages.tool_calls``, ``messages.ai`` and ``messages.ai.tool_calls``;
+    ``notes@1`` by ``notes``; ``store[0]`` by ``store``."""
+    out = {part}
+    head, sep, rest = part.partition("[")
+    if not sep:  # a state key, a key's n-th write, an overwrite, goto, custom
+        key, dot, facet = part.partition(".")
+        base = key.partition("@")[0]
+        out.add(base)
+        if dot:
+            out.add(f"{base}.{facet.partition('@')[0]}")
+        return out
     index, _, facet = rest.partition("]")
     facet = facet.lstrip(".")
-    return f"{key}[{index}]" in covers or (bool(facet) and f"{key}.{facet}" in covers)
+    out.add(head)
+    out.add(f"{head}[{index}]")
+    if facet:
+        name = facet.partition("[")[0]
+        out.add(f"{head}[{index}].{name}")
+        out.add(f"{head}.{name}")
+        if role:
+            out.add(f"{head}.{role}")
+            out.add(f"{head}.{role}.{name}")
+    return out
+
+
+def covered(part: str, covers: frozenset[str] | set[str], role: str | None = None) -> bool:
+    """Whether ``part`` (``messages[2].text``) falls under a cover (``messages``,
+    ``messages[2]``, ``messages.text``, ``messages[2].text``, ``messages.ai.text`` for an
+    ``ai`` message, or ``*``)."""
+    if "*" in covers or part in covers:
+        return True
+    return not covers.isdisjoint(generalizations(part, role))
 
 
 def _last_ai(out: NodeOutput, key: str) -> tuple[int, MessageItem, BaseMessage] | None:
@@ -135,6 +172,43 @@ def _checked(value: Any, what: str) -> Any:
 
     _limits.check_claim(value, what)
     return value
+
+
+_SAME: Any = object()
+
+
+def _as_written(model: BaseModel, raw: Any) -> Any:
+    """The coerced claim in the form the node wrote it, or ``_SAME`` when that is
+    what the node wrote already.
+
+    A reader that validates ``{"merge": "false"}`` into ``merge=False`` verified
+    ``False``; releasing the raw ``"false"`` would hand a router a value nobody checked.
+    Fields the node did not set stay unset (defaults are not written in), and keys the
+    model does not know are dropped: they were not verified either."""
+    if isinstance(raw, type(model)):
+        return _SAME
+    try:
+        dumped = model.model_dump(mode="python", by_alias=True, exclude_unset=True)
+    except Exception as exc:  # a model that cannot dump itself: release what was verified
+        logger.warning("cannot dump %s in the written form: %s", type(model).__name__, exc)
+        return model
+    if isinstance(raw, BaseModel):
+        return model
+    if isinstance(raw, (str, bytes)):
+        try:
+            if _loads(raw) == model.model_dump(mode="json", by_alias=True, exclude_unset=True):
+                return _SAME
+        except (ClaimParseError, ClaimTooLarge):
+            pass
+        return model.model_dump_json(by_alias=True, exclude_unset=True)
+    if isinstance(raw, Mapping):
+        try:
+            same = dict(raw) == dumped
+        except Exception as exc:  # an __eq__ that raises: not provably the same
+            logger.warning("comparing a written %s raised %s", type(raw).__name__, exc)
+            same = False
+        return _SAME if same else dumped
+    return model
 
 
 class FromKey(Generic[ValueT]):
@@ -167,12 +241,27 @@ class FromKey(Generic[ValueT]):
         return self.key
 
     def read_output(self, output: NodeOutput) -> Read:
-        if not any(w.key == self.key for w in output.writes):
+        writes = [i for i, w in enumerate(output.writes) if w.key == self.key]
+        if not writes:
             return Read(None, absent="missing", reason=f"no {self.key!r} in this step's output")
-        claims = self._parse(output.update[self.key])  # every write to the key, merged
+        values = output.values(self.key)
+        claims = self._parse(merged(values))  # every write to the key, merged
         if claims is None:
             return Read(None, absent="missing", reason=f"{self.key!r} is empty")
-        return Read(claims, frozenset({self.key}), self.key)
+        segments: tuple[tuple[str, int, int], ...] = ()
+        if isinstance(claims, str) and all(isinstance(v, str) for v in values):
+            # the claim text is the writes joined by newlines (see ``merged``)
+            spans, pos = [], 0
+            for i, v in zip(writes, values, strict=True):
+                spans.append((output.write_part_id(i), pos, pos + len(v)))
+                pos += len(v) + 1
+            segments = tuple(spans)
+        releases: tuple[tuple[int, Any], ...] = ()
+        if self.model is not None and len(writes) == 1 and isinstance(claims, BaseModel):
+            released = _as_written(claims, values[0])
+            if released is not _SAME:
+                releases = ((writes[0], released),)
+        return Read(claims, frozenset({self.key}), self.key, segments=segments, releases=releases)
 
     def read(self, update: Mapping[str, Any]) -> ValueT | None:
         if self.key not in update:
@@ -251,7 +340,12 @@ class LastAIText:
                     "the AI message carries tool calls and no text",
                 )
             return Read(None, absent="missing", reason="the last AI message is empty")
-        return Read(parts.text, frozenset({part}), f"{self.key}[{k}]")
+        return Read(
+            parts.text,
+            frozenset({part}),
+            f"{self.key}[{k}]",
+            segments=((part, 0, len(parts.text)),),
+        )
 
     def read(self, update: Mapping[str, Any]) -> str | None:
         claims = self.read_output(NodeOutput.read(dict(update))).claims
@@ -286,14 +380,28 @@ class ToolCallArgs:
         if found is None:
             return Read(None, absent="missing", reason=f"no AI message in {self.key!r} this step")
         k, _item, msg = found
-        part = f"{self.key}[{k}].tool_calls"
-        calls = [_normal_call(c) for c in facets(msg).tool_calls]
-        picked = [c for c in calls if self.tools is None or c["name"] in self.tools]
-        covers = frozenset({part}) if len(picked) == len(calls) else frozenset()
         target = f"{self.key}[{k}].tool_calls"
+        calls = [_normal_call(c) for c in facets(msg).tool_calls]
+        picked = [
+            (j, c) for j, c in enumerate(calls) if self.tools is None or c["name"] in self.tools
+        ]
+        # each call is a part of its own: calls to tools this gate does not read stay
+        # held unless declared, whatever this gate verified
+        part_ids = [f"{target}[{j}]" for j, _c in picked]
+        covers = frozenset(part_ids)
         if not picked:
             return Read(None, covers, target, "nothing", "no tool calls to check")
-        return Read(picked, covers, target)
+        subjects: dict[str, tuple[str, ...]] = {}
+        for pid, (_j, c) in zip(part_ids, picked, strict=True):
+            if c["id"] is not None:
+                subjects[str(c["id"])] = (*subjects.get(str(c["id"]), ()), pid)
+        return Read(
+            [c for _j, c in picked],
+            covers,
+            target,
+            subjects=subjects,
+            claim_parts=tuple((pid,) for pid in part_ids),
+        )
 
     def read(self, update: Mapping[str, Any]) -> list[ToolCall] | None:
         claims: list[ToolCall] | None = self.read_output(NodeOutput.read(dict(update))).claims
@@ -334,17 +442,20 @@ class Routes:
 
         claims: list[dict[str, Any]] = []
         covers = {"goto"}
+        where: list[tuple[str, ...]] = []
         sends = 0
         for t in output.routes:
             if isinstance(t, Send):
                 claims.append({"send": t.node, "arg": t.arg})
                 covers.add(f"send[{sends}]")
+                where.append((f"send[{sends}]",))
                 sends += 1
             else:
                 claims.append({"goto": t})
+                where.append(("goto",))
         if not claims:
             return Read(None, frozenset(covers), "goto", "nothing", "the node does not route")
-        return Read(claims, frozenset(covers), "goto")
+        return Read(claims, frozenset(covers), "goto", claim_parts=tuple(where))
 
     def read(self, update: Mapping[str, Any]) -> list[RouteClaim] | None:
         return None

@@ -461,6 +461,30 @@ def message_keys(builder: Any) -> frozenset[str]:
     return frozenset(keys)
 
 
+def plain_keys(builder: Any) -> frozenset[str]:
+    """State keys whose channel keeps the last value written, with no reducer: writing
+    such a key the value it holds changes nothing. Every other channel (a reducer, a
+    topic, an ephemeral value) takes each write as it comes."""
+    from langgraph.channels.last_value import LastValue, LastValueAfterFinish
+
+    return frozenset(
+        key
+        for key, channel in (getattr(builder, "channels", None) or {}).items()
+        if type(channel) in (LastValue, LastValueAfterFinish)
+    )
+
+
+def reducers(builder: Any) -> dict[str, Any]:
+    """The reducer of each state key that has one (``Annotated[list, operator.add]``)."""
+    from langgraph.channels.binop import BinaryOperatorAggregate
+
+    return {
+        key: channel.operator
+        for key, channel in (getattr(builder, "channels", None) or {}).items()
+        if isinstance(channel, BinaryOperatorAggregate)
+    }
+
+
 def is_root_graph(builder: Any) -> bool:
     channels = getattr(builder, "channels", None) or {}
     return list(channels) == ["__root__"]

@@ -194,6 +194,8 @@ def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]
             message_keys=message_keys,
             root=root,
             durable=durable,
+            plain_keys=_compat.plain_keys(new),
+            reducers=_compat.reducers(new),
         )
         _compat.replace_runnable(new, name, runnable(node))
     if isinstance(graph, CompiledStateGraph):

@@ -330,12 +330,16 @@ class GuardedNode:
         message_keys: frozenset[str],
         root: bool,
         durable: bool,
+        plain_keys: frozenset[str] = frozenset(),
+        reducers: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = name
         self.inner = inner
         self.gates = tuple(gates)
         self.keys = list(keys)
         self.message_keys = message_keys
+        self.plain_keys = plain_keys
+        self.reducers = dict(reducers or {})
         self.root = root
         self.durable = durable
         # one durable task per path, under one name: a node with a native async path is
@@ -365,6 +369,8 @@ class GuardedNode:
             root=self.root,
             raised=raised,
             sent=hold.sent,
+            plain_keys=self.plain_keys,
+            reducers=self.reducers,
         )
         out.custom = list(hold.custom)
         out.store_writes = hold.held_store if hold.held_store is not None else hold.store_writes()
@@ -584,6 +590,8 @@ class GuardedNode:
             message_keys=self.message_keys,
             root=self.root,
             sent=paused.hold.sent,
+            plain_keys=self.plain_keys,
+            reducers=self.reducers,
         )
         out.store_writes = paused.hold.store_writes()
         out.interrupts = [

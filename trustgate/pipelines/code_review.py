@@ -56,7 +56,7 @@ from trustgate.pipelines._common import (
     make_sample_repository,
     resolve_models,
 )
-from trustgate.policies import OVERRIDE_NOTE, Override
+from trustgate.policies import Override
 from trustgate.readers import FromKey
 from trustgate.verifiers.base import EvidenceSources, FromState
 from trustgate.verifiers.files import CitationReplay
@@ -72,6 +72,10 @@ __all__ = [
 
 ROLES = ("builder", "inspector")
 PIPELINE = "code_review"
+
+REVIEW_NOTE = " (Overridden: evidence verification failed for already_correct claims)"
+"""The note the overridden verdict carries: the reviewer's ``already_correct`` claims
+failed verification."""
 
 
 class InspectorReview(BaseModel):
@@ -168,9 +172,14 @@ def inspector_gate() -> TrustGate:
         "evidence_replay",
         reads=FromKey("reviewed_manifest", model=ChangesManifest),
         verifiers=[CitationReplay()],
-        policy=Override(
-            "review.verdict", "REQUEST_CHANGES", note_field="review.summary", note=OVERRIDE_NOTE
-        ),
+        # the verdict the failed citations stood behind is overridden, and the claims
+        # themselves are struck: a failed manifest is not released beside the verdict
+        policy=[
+            Override(
+                "review.verdict", "REQUEST_CHANGES", note_field="review.summary", note=REVIEW_NOTE
+            ),
+            Override("reviewed_manifest", None),
+        ],
         evidence=EvidenceSources(workspace=FromState("repo"), extra={"base": FromState("base")}),
         # the verdict is the inspector's judgment: it stands while the manifest's evidence
         # replays, and is overridden when it does not

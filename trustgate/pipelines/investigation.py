@@ -49,7 +49,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from trustgate._findings import Finding
+from trustgate._findings import Finding, Strike
 from trustgate._gate import TrustGate
 from trustgate._report import OverrideRecord, TrustReports, reports_from_state
 from trustgate.evidence.ledger import ArtifactLedger, InMemoryLedger
@@ -122,8 +122,8 @@ content: trustgate reads it. Reply as JSON: {"<field>": {"value": ..., "evidence
 class DropUngrounded:
     """Strip what could not be grounded from a proposal, before anything downstream reads it.
 
-    The verifiers say what must go (``detail["strike"]``, a path into the proposal);
-    this policy knows no finding codes:
+    The verifiers say what must go (a :class:`~trustgate.files.Strike` proposal, a path
+    into the proposal); this policy knows no finding codes:
 
     * an evidence entry (``[field, "evidence", i]``: out of scope, out of range,
       missing, malformed, an agent-written excerpt) is dropped from the field's
@@ -147,8 +147,9 @@ class DropUngrounded:
         fields: list[tuple[str, Finding]] = []
         records: list[OverrideRecord] = []
         for f in crossing.unresolved:
-            path = f.detail.get("strike")
-            if not isinstance(path, (list, tuple)) or not path or path[0] not in proposal:
+            strikes = [p.path for p in f.proposals if isinstance(p, Strike)]
+            path = strikes[0] if strikes else None
+            if not path or path[0] not in proposal:
                 continue
             name = str(path[0])
             if len(path) == 1:
@@ -267,7 +268,8 @@ def _reverify(claims: Any, evidence: Evidence) -> list[Finding]:
                     "tampered",
                     "; ".join(changed),
                     subject=field,
-                    detail={"artifacts": verified, "strike": [field]},  # struck from the case
+                    detail={"artifacts": verified},
+                    proposals=[Strike(path=(field,))],  # struck from the case
                 )
             )
         else:

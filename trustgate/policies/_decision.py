@@ -14,18 +14,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from trustgate._findings import Finding
+from trustgate._findings import Finding, TextEdit
 from trustgate._report import Approval, Decision, OverrideRecord
 
 __all__ = [
     "Ask",
     "CrossingView",
     "CutText",
+    "DropParts",
     "DropToolCalls",
+    "EditText",
     "Policy",
     "PrependText",
     "Release",
     "ReplaceText",
+    "ReplaceToolCall",
     "Rerender",
     "Rewrite",
     "SetPath",
@@ -39,7 +42,11 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class SetPath:
     """Set the value at a dotted path of the output (``review.verdict``,
-    ``sections.0.content``); ``note`` is appended to the text at ``note_path``."""
+    ``sections.0.content``); ``note`` is appended to the text at ``note_path``.
+
+    A key the node wrote several times in the step is rewritten in every write: a
+    nested path in each of them, a bare key by leaving one write that holds ``value``
+    (``notes@1`` names one write only)."""
 
     path: str
     value: Any
@@ -77,7 +84,45 @@ class DropToolCalls:
     ids: frozenset[str | None]  # None: every call that has no id
 
 
-Rewrite = SetPath | ReplaceText | PrependText | CutText | DropToolCalls
+@dataclass(frozen=True, slots=True)
+class EditText:
+    """Apply span edits to the text at ``target`` (offsets into that text, as the
+    gate's reader read it; several writes of a key read as one text, and each edit
+    lands in the write it falls in). With ``expect``, the text there must be exactly
+    that (a second place said to hold the same text as the one read)."""
+
+    target: str
+    edits: tuple[TextEdit, ...]
+    expect: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DropParts:
+    """Remove parts of the output by id: a write (``notes@1``), a whole message
+    (``messages[2]``), a tool call (``messages[2].tool_calls[0]``)."""
+
+    parts: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaceToolCall:
+    """Replace one tool call (by part id) with these arguments (a person's edit)."""
+
+    part: str
+    args: Mapping[str, Any]
+    name: str | None = None
+
+
+Rewrite = (
+    SetPath
+    | ReplaceText
+    | PrependText
+    | CutText
+    | DropToolCalls
+    | EditText
+    | DropParts
+    | ReplaceToolCall
+)
 
 
 # --- decisions ------------------------------------------------------------------------
@@ -86,6 +131,12 @@ Rewrite = SetPath | ReplaceText | PrependText | CutText | DropToolCalls
 @dataclass(frozen=True, slots=True)
 class Release:
     """Release the output with these rewrites; ``resolves`` are the findings handled.
+
+    The gate holds a policy to that: a finding in ``resolves`` is resolved only when
+    every part it judged was rewritten or removed by ``rewrites`` or approved by a
+    person (``approves``: testimony, the finding stays failed in the report; ``*`` for
+    the whole crossing). Any other finding stays unresolved, and the crossing halts
+    naming what the policy changed and what it left.
 
     ``reverify``: a person edited the output (review): read and verify it again
     before it may go; what still fails halts.
@@ -97,6 +148,8 @@ class Release:
     records: tuple[OverrideRecord, ...] = ()
     approval: Approval | None = None
     reverify: bool = False
+    approves: tuple[str, ...] = ()
+    """Parts a person approved as they are (their decision is testimony, not evidence)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +205,24 @@ class CrossingView(Protocol):
     @property
     def target(self) -> str | None:
         """Where the gate read its claims (the default place to rewrite text)."""
+        ...
+
+    @property
+    def parts(self) -> Sequence[Any]:
+        """The output's part ledger (:class:`trustgate._output.Part` values)."""
+        ...
+
+    @property
+    def claim_parts(self) -> tuple[tuple[str, ...], ...]:
+        """For claims that are a list, each claim's part ids, in order."""
+        ...
+
+    def read_parts(self) -> tuple[str, ...]:
+        """The ids of the parts the gate's reader read."""
+        ...
+
+    def text_parts(self, target: str) -> tuple[str, ...]:
+        """The parts the text at ``target`` lives in (``()`` when it names no text)."""
         ...
 
     def get(self, path: str) -> Any:

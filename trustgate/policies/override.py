@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from trustgate._report import OverrideRecord
+from trustgate.errors import ConfigurationError
 from trustgate.policies._decision import (
     CrossingView,
-    DropToolCalls,
+    DropParts,
     Release,
     Rewrite,
     SetPath,
@@ -16,7 +17,7 @@ from trustgate.policies._decision import (
 
 __all__ = ["OVERRIDE_NOTE", "Override"]
 
-OVERRIDE_NOTE = " (Overridden: evidence verification failed for already_correct claims)"
+OVERRIDE_NOTE = " (Overridden: the claims behind this value failed verification)"
 
 
 class Override:
@@ -26,8 +27,13 @@ class Override:
     the field becomes ``value``, and ``note`` is appended to ``note_field``. Fields are
     dotted paths into the output (``"review.verdict"``, ``"sections.0.status"``); the
     field must exist: an override of a field the output does not have cannot apply,
-    and the crossing halts. When the gate read its claims from tool calls, the failed
-    calls are removed too, so the same claim is not released in another place.
+    and the crossing halts. A key the node wrote several times in the step is
+    overridden in every write (a bare key is left with one write holding ``value``).
+    When the gate read its claims from tool calls, the failed calls are removed too, so
+    the same claim is not released in another place.
+
+    The override settles a finding only if it rewrote what the finding judged: an
+    override of ``verdict`` does not settle a failed ``manifest`` it never touched.
 
     Example:
         ```python
@@ -43,9 +49,13 @@ class Override:
         note_field: str | None = None,
         note: str = OVERRIDE_NOTE,
     ) -> None:
-        self.field = field
+        from trustgate import _validate
+
+        self.field = _validate.text("Override", "field", field)
         self.value = value
-        self.note_field = note_field
+        self.note_field = _validate.optional_text("Override", "note_field", note_field)
+        if not isinstance(note, str):
+            raise ConfigurationError(f"Override: note must be a string, not {note!r}")
         self.note = note
 
     def decide(self, crossing: CrossingView) -> Release | None:
@@ -56,10 +66,18 @@ class Override:
         rewrites: list[Rewrite] = []
         records: list[OverrideRecord] = []
         before = crossing.get(self.field)
-        if before != self.value:
-            rewrites.append(
-                SetPath(self.field, self.value, note_path=self.note_field, note=self.note)
+        changed = before != self.value
+        # set even when it already holds the value: the field is then the verifier's,
+        # in every write of the key, and the finding it settles names those writes
+        rewrites.append(
+            SetPath(
+                self.field,
+                self.value,
+                note_path=self.note_field if changed else None,
+                note=self.note,
             )
+        )
+        if changed:
             records.append(
                 OverrideRecord(
                     kind="field_override",
@@ -70,21 +88,17 @@ class Override:
                     verifier=failed[0].verifier,
                 )
             )
-        target = crossing.target or ""
-        if target.endswith(".tool_calls") and isinstance(crossing.claims, list):
-            subjects = {f.subject for f in failed if f.subject is not None}
-            read = {c.get("id") for c in crossing.claims if isinstance(c, dict)}
-            chosen = (subjects & read) or read
-            # a call with no id (a legacy ``function_call``) cannot be named: None stands
-            # for every id-less call, so it goes too instead of being released
-            ids: frozenset[str | None] = frozenset(None if i is None else str(i) for i in chosen)
-            if ids:
-                rewrites.append(DropToolCalls(target, ids))
+        calls = {p for pair in crossing.claim_parts for p in pair if ".tool_calls[" in p}
+        if calls:
+            # the failed calls go; a call no finding names is kept
+            named = {p for f in failed for p in f.parts if p in calls}
+            if named:
+                rewrites.append(DropParts(tuple(sorted(named))))
                 records.append(
                     OverrideRecord(
                         kind="tool_call_block",
-                        target=target,
-                        before=sorted(ids, key=str),
+                        target=crossing.target or "",
+                        before=sorted(named),
                         after=None,
                         reason=reason,
                         verifier=failed[0].verifier,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from trustgate._findings import TextEdit
 from trustgate._report import OverrideRecord
-from trustgate.policies._decision import CrossingView, Release, ReplaceText, Stop
+from trustgate.policies._decision import CrossingView, EditText, Release, Stop
 
 __all__ = ["Redact"]
 
@@ -17,9 +18,11 @@ class Redact:
 
     The check itself is the :class:`~trustgate.DraftCheck`
     verifier; a gate given ``Redact()`` without one adds it (with ``rules``). The
-    text is rewritten where the gate read it (``field`` to name another place; ``also``
-    for more places that hold the same text, such as a ``draft`` key beside the
-    message), and every deletion is recorded in the report.
+    text is rewritten where the gate read it, edit by edit (a draft written in several
+    sections is edited in the section each deletion falls in); ``field`` names another
+    place and ``also`` more places that hold the same text (such as a ``draft`` key
+    beside the message), which must hold exactly the text the gate read. Every deletion
+    is recorded in the report.
 
     Example:
         ```python
@@ -35,9 +38,19 @@ class Redact:
         rules: Sequence[Any] | None = None,
         also: Sequence[str] = (),
     ) -> None:
-        self.field = field
+        from trustgate import _validate
+
+        self.field = _validate.optional_text("Redact", "field", field)
+        if rules is not None and (
+            isinstance(rules, (str, bytes)) or not isinstance(rules, Sequence)
+        ):
+            from trustgate.errors import ConfigurationError
+
+            raise ConfigurationError(
+                f"Redact: rules must be a list of sentence rules, not {rules!r}"
+            )
         self.rules = rules
-        self.also = tuple(also)
+        self.also = _validate.strings("Redact", "also", also)
 
     def required_verifiers(self) -> list[Any]:
         from trustgate.verifiers.draft_check import DraftCheck
@@ -45,13 +58,18 @@ class Redact:
         return [DraftCheck(self.rules)]
 
     def decide(self, crossing: CrossingView) -> Release | Stop | None:
-        fixes = [f for f in crossing.unresolved if "fix_text" in f.detail]
+        fixes = [
+            f for f in crossing.unresolved if any(isinstance(p, TextEdit) for p in f.proposals)
+        ]
         if not fixes:
             return None
         target = self.field or crossing.target
         if target is None:
             return Stop("Redact: the gate read no text to redact")
-        text = fixes[-1].detail["fix_text"]
+        read = crossing.claims if isinstance(crossing.claims, str) else None
+        edits = tuple(
+            dict.fromkeys(p for f in fixes for p in f.proposals if isinstance(p, TextEdit))
+        )
         records: list[OverrideRecord] = []
         for where in (target, *self.also):
             for f in fixes:
@@ -77,7 +95,10 @@ class Redact:
                             verifier=f.verifier,
                         )
                     )
-        rewrites = tuple(ReplaceText(t, text) for t in (target, *self.also))
+        rewrites = tuple(
+            EditText(t, edits, expect=None if t == crossing.target else read)
+            for t in (target, *self.also)
+        )
         return Release(rewrites, tuple(fixes), "modified", tuple(records))
 
     def __repr__(self) -> str:

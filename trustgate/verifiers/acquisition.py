@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from trustgate._claims import Locator
-from trustgate._findings import Finding
+from trustgate._findings import Finding, Strike
 from trustgate.errors import (
     ArtifactIntegrityError,
     EvidenceRefused,
@@ -34,7 +34,7 @@ def acquire_locators(
 ) -> tuple[list[Artifact], list[Finding]]:
     """Acquire every locator; a malformed or refused one is a failed finding, not a crash.
 
-    Each failed finding carries ``detail["strike"] = [i]``: the locator to drop.
+    Each failed finding proposes ``Strike((i,))``: the locator to drop.
     """
     artifacts: list[Artifact] = []
     findings: list[Finding] = []
@@ -48,7 +48,7 @@ def acquire_locators(
                     "malformed_claim",
                     f"locator {i} is malformed: {exc.errors()[0]['msg']}",
                     subject=f"locator[{i}]",
-                    detail={"strike": [i]},
+                    proposals=[Strike(path=(i,))],
                 )
             )
             continue
@@ -56,9 +56,7 @@ def acquire_locators(
             artifact = workspace.acquire(locator, ledger)
         except EvidenceRefused as exc:
             refused = exc.to_finding(VERIFIER, subject=str(locator))
-            findings.append(
-                refused.model_copy(update={"detail": {**refused.detail, "strike": [i]}})
-            )
+            findings.append(refused.model_copy(update={"proposals": (Strike(path=(i,)),)}))
             continue
         except GitError as exc:
             findings.append(_failed("git_error", str(exc), locator, i))
@@ -82,4 +80,6 @@ def acquire_locators(
 
 
 def _failed(code: str, message: str, locator: Locator, index: int) -> Finding:
-    return Finding.failed(VERIFIER, code, message, subject=str(locator), detail={"strike": [index]})
+    return Finding.failed(
+        VERIFIER, code, message, subject=str(locator), proposals=[Strike(path=(index,))]
+    )

@@ -50,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trustgate import _limits
-from trustgate._findings import Finding
+from trustgate._findings import Cut, Finding
 from trustgate._markdown import code_locator
 from trustgate.errors import ClaimTooLarge, InputError
 from trustgate.evidence.brief import ApprovedCitation, Brief
@@ -360,11 +360,11 @@ def check_citations(
                                 f"{cid.framework}; "
                                 f"the brief approves edition {wanted}",
                                 subject=str(cid),
+                                proposals=[Cut(text=m.written)] if m.written else [],
                                 detail={
                                     "reason": "edition",
                                     "canonical": cid.key,
                                     "written": _show(m.written),
-                                    "remove": [m.written],
                                     "edition": m.edition,
                                     "approved_editions": sorted(editions),
                                     "offset": m.start,
@@ -390,7 +390,6 @@ def check_citations(
             "reason": "wording",
             "canonical": cid.key,
             "written": _show(m.written),
-            "remove": [m.written],
             "quoted": quote,
             "approved_text": texts[0] if len(texts) == 1 else texts,
             "offset": m.start,
@@ -410,6 +409,7 @@ def check_citations(
                     f'"{_show(texts[0])}"{hint}',
                     subject=str(cid),
                     detail=detail,
+                    proposals=[Cut(text=m.written)] if m.written else [],
                 ),
             )
         )
@@ -429,10 +429,10 @@ def check_citations(
                     f"approved "
                     f"citations ({len(approved_list)} approved)",
                     subject=str(first.id),
+                    proposals=[Cut(text=w) for w in sorted({m.written for m in matches}) if w],
                     detail={
                         "canonical": canonical,
                         "written": sorted({_show(m.written) for m in matches}),
-                        "remove": sorted({m.written for m in matches}),
                         "occurrences": len(matches),
                         "offset": first.start,
                         "line": line_of(first.start),

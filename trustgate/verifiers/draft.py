@@ -156,6 +156,10 @@ class InvalidCitation(BaseModel):
     """Offset of the marker in the original draft."""
     malformed: bool = False
     """True for an unclosed ``[[``: left in the text, reported, never evidence."""
+    fix: tuple[int, int, str] | None = None
+    """The edit that drops it from a kept sentence: the span of the original draft and
+    what replaces it (the marker with its valid ids, or nothing). ``None`` for a
+    malformed marker, which stays as written."""
 
 
 class UnsupportedText(BaseModel):
@@ -365,17 +369,20 @@ def _citations(
                 cited.append(i)
         if not bad:
             continue
-        for i in bad:
-            bad_ids.append(i)
-            invalid.append(
-                InvalidCitation(id=i, marker=m.group(), sentence=raw, start=base + m.start())
-            )
         if good:
-            edits.append((base + m.start(), base + m.end(), "[[" + ", ".join(good) + "]]"))
+            edit = (base + m.start(), base + m.end(), "[[" + ", ".join(good) + "]]")
         else:
             lead = _SPACE_BEFORE.search(raw, 0, m.start())
             start = lead.start() if lead is not None else m.start()
-            edits.append((base + start, base + m.end(), ""))
+            edit = (base + start, base + m.end(), "")
+        edits.append(edit)
+        for i in bad:
+            bad_ids.append(i)
+            invalid.append(
+                InvalidCitation(
+                    id=i, marker=m.group(), sentence=raw, start=base + m.start(), fix=edit
+                )
+            )
     if bad_ids:
         unit.bad = bad_ids
         unit.edits = edits

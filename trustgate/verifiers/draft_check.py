@@ -1,8 +1,11 @@
-"""The draft check as a verifier: findings that carry the redacted text as their fix.
+"""The draft check as a verifier: findings that propose the edits that fix the draft.
 
 The draft verifier decides which sentences a record does not support; the ``Redact``
-policy only applies the fix the findings carry. Keeping the two apart means a policy
-never runs a verifier, and the check runs under the gate's time limit like any other.
+policy only applies the edits the findings propose. Keeping the two apart means a
+policy never runs a verifier, and the check runs under the gate's time limit like any
+other. Each finding proposes the edit of its own span (the gap block standing for the
+run of deleted sentences it belongs to, or the rewrite of one invalid marker), never
+a copy of the whole text: a report stays linear in the size of the draft.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from trustgate._findings import Finding
+from trustgate._findings import Finding, TextEdit
 from trustgate.errors import ClaimParseError
 from trustgate.verifiers.base import Evidence
 
@@ -20,9 +23,10 @@ __all__ = ["DraftCheck"]
 class DraftCheck:
     """Run ``verify_draft`` on the claims (a text) against the ``record`` evidence.
 
-    Every blocking finding carries ``detail["fix_text"]``: the whole text with the
-    unsupported sentences deleted and gap questions in their place; sentence
-    deletions also carry ``detail["gap_question"]``.
+    Every blocking finding proposes a :class:`~trustgate.TextEdit` of the draft: a
+    deleted sentence the gap block that stands for its run of deleted sentences (its
+    ``detail["gap_question"]`` is the question), an invalid marker its rewrite. Applying
+    every proposed edit gives the redacted draft (``DraftVerdict.text``).
 
     Example:
         ```python
@@ -51,14 +55,29 @@ class DraftCheck:
         found = verdict.findings
         if not found:
             return [Finding.ok(self.name, "every causal sentence cites the record")]
-        questions = {g.id: g.question for g in verdict.gaps}
+        gaps = {g.id: g for g in verdict.gaps}
+        spans = [
+            TextEdit(start=g.replaced[0], end=g.replaced[1], text=g.block) for g in verdict.gaps
+        ]
+        # ``verdict.findings`` lists deletions, unreadable sentences, then invalid markers
+        sources: list[Any] = [*verdict.removed, *verdict.unsupported, *verdict.invalid_citations]
         out: list[Finding] = []
-        for f in found:
+        for f, src in zip(found, sources, strict=True):
             detail = dict(f.detail)
-            detail["fix_text"] = str(verdict.text)
+            proposals: list[TextEdit] = []
             gap = detail.get("gap")
-            if gap in questions:
-                detail["gap_question"] = questions[gap]
+            if gap in gaps:
+                detail["gap_question"] = gaps[gap].question
+                edit = next(e for e in spans if (e.start, e.end) == gaps[gap].replaced)
+                proposals.append(edit)
+            elif f.blocking and hasattr(src, "malformed"):
+                within = [e for e in spans if e.start <= src.start < e.end]
+                if within:  # the marker was in a deleted sentence: the gap took it
+                    proposals.append(within[0])
+                elif src.fix is not None:
+                    proposals.append(TextEdit(start=src.fix[0], end=src.fix[1], text=src.fix[2]))
+                else:  # an unclosed marker stays as written: the fix is to leave it
+                    proposals.append(TextEdit(start=src.start, end=src.start, text=""))
             out.append(
                 Finding.failed(
                     self.name,
@@ -67,6 +86,7 @@ class DraftCheck:
                     severity=f.severity,
                     subject=f.subject,
                     detail=detail,
+                    proposals=proposals,
                 )
             )
         return out

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from trustgate import _limits
 from trustgate._claims import ChangeClaim, HashClaim, Locator
-from trustgate._findings import Finding, Severity
+from trustgate._findings import Finding, Severity, Strike
 from trustgate.errors import (
     ArtifactIntegrityError,
     ClaimTooLarge,
@@ -180,6 +180,12 @@ def _with_detail(finding: Finding, **extra: Any) -> Finding:
     return finding.model_copy(update={"detail": {**finding.detail, **extra}})
 
 
+def _struck(finding: Finding, *path: str | int) -> Finding:
+    """The finding, proposing that ``path`` of the claims be struck (in place of what it
+    proposed about the locator on its own)."""
+    return finding.model_copy(update={"proposals": (Strike(path=path),)})
+
+
 class GroundingCheck:
     """Acquire the evidence a proposal points at, then hold each field to its trust bar.
 
@@ -189,9 +195,9 @@ class GroundingCheck:
     an artifact already in the ledger. The agent locates; the gate reads, hashes and
     freezes. Fields grounded only by unverified evidence fail ``unverified_evidence``,
     which a ``Review`` policy routes to a person. An evidence entry that could not be
-    acquired fails with ``detail["strike"] = [field, "evidence", i]`` and a field left
-    with nothing that grounds it with ``detail["strike"] = [field]``: what a policy
-    should drop before anything downstream reads the proposal.
+    acquired fails proposing ``Strike((field, "evidence", i))`` and a field left with
+    nothing that grounds it ``Strike((field,))``: what a policy should drop before
+    anything downstream reads the proposal.
 
     Evidence: ``workspace`` (for file locators) and ``ledger`` (an in-memory one is
     used when none is given, so artifacts at least live for the crossing).
@@ -258,7 +264,7 @@ class GroundingCheck:
                         findings[k] = _with_detail(findings[k], field=name)
                 else:  # evidence that could not be acquired is struck from the proposal
                     for k in range(before, len(findings)):
-                        findings[k] = _with_detail(findings[k], strike=[name, "evidence", i])
+                        findings[k] = _struck(findings[k], name, "evidence", i)
             patch[name] = {"value": proposal.get("value"), "artifacts": ids}
         findings.extend(meets_trust_bar(patch, ledger, self.bars, default=self.default))
         return findings

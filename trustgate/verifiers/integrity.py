@@ -71,7 +71,7 @@ from urllib.parse import unquote
 from pydantic import BaseModel, ConfigDict
 
 from trustgate import _limits
-from trustgate._findings import Finding
+from trustgate._findings import Cut, Finding
 from trustgate._markdown import code_locator, links
 from trustgate.errors import ClaimTooLarge, InputError
 from trustgate.evidence.brief import ApprovedPrice, EvidenceSet
@@ -753,9 +753,9 @@ def check_integrity(draft: str, evidence: EvidenceSet | Mapping[str, Any]) -> li
                     "unapproved_url",
                     f"{_show(ms[0].written)} is not in the approved evidence set",
                     subject=norm,
+                    proposals=[Cut(text=w) for w in sorted({m.written for m in ms}) if w],
                     detail={
                         "written": sorted({m.written for m in ms}),
-                        "remove": sorted({m.written for m in ms}),
                         "occurrences": len(ms),
                         "offset": ms[0].start,
                         "line": line_of(ms[0].start),
@@ -778,9 +778,9 @@ def check_integrity(draft: str, evidence: EvidenceSet | Mapping[str, Any]) -> li
                     "unapproved_price",
                     f'"{_show(ps[0].written)}" ({norm}) is not in the approved evidence set',
                     subject=norm,
+                    proposals=[Cut(text=w) for w in sorted({p.written for p in ps}) if w],
                     detail={
                         "written": sorted({p.written for p in ps}),
-                        "remove": sorted({p.written for p in ps}),
                         "occurrences": len(ps),
                         "offset": ps[0].start,
                         "line": line_of(ps[0].start),

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from trustgate._findings import Finding
+from trustgate._findings import Finding, Strike
 from trustgate.errors import ArtifactIntegrityError
 from trustgate.evidence.artifacts import Artifact
 from trustgate.evidence.ledger import ArtifactLedger, ArtifactStatus
@@ -107,8 +107,8 @@ def meets_trust_bar(
     Codes: ``no_evidence``, ``unknown_artifact``, ``ledger_tampered``,
     ``unverified_evidence``, ``malformed_claim``. Every status is re-checked now: a
     stored row that was edited counts as tampered, never as verified. A field that is
-    malformed or grounded by nothing fails with ``detail["strike"] = [field]``: it must
-    not be released as if grounded.
+    malformed or grounded by nothing fails proposing ``Strike((field,))``: it must not
+    be released as if grounded.
     """
     required = {b.field: b.require for b in bars} if not isinstance(bars, Mapping) else dict(bars)
     findings: list[Finding] = []
@@ -122,7 +122,7 @@ def meets_trust_bar(
                     "malformed_claim",
                     f"field {name!r} is not a grounded value: {exc.errors()[0]['msg']}",
                     subject=name,
-                    detail={"strike": [name]},
+                    proposals=[Strike(path=(name,))],
                 )
             )
             continue
@@ -141,7 +141,7 @@ def meets_trust_bar(
                     "no_evidence",
                     f"field {name!r} is grounded by no evidence that could be acquired",
                     subject=name,
-                    detail={"strike": [name]},
+                    proposals=[Strike(path=(name,))],
                 )
             )
         elif not statuses:
@@ -151,7 +151,7 @@ def meets_trust_bar(
                     "no_evidence",
                     f"field {name!r} cites only unknown artifacts",
                     subject=name,
-                    detail={"strike": [name]},
+                    proposals=[Strike(path=(name,))],
                 )
             )
         elif need == "verified" and "verified" not in statuses:
