@@ -541,26 +541,32 @@ class GuardedNode:
 
     @property
     def _strict(self) -> bool:
-        """A gate that lets everything through (``"*"``) leaves the node the run's own
+        """A node whose every gate lets everything through (``"*"``) keeps the run's own
         store, task machinery and callback handlers; otherwise what goes through them
-        waits for the gate."""
-        return not any("*" in g.passthrough for g in self.gates)
+        waits for the gates. One permissive gate beside a strict one changes nothing:
+        what the strict one holds stays held."""
+        return not all("*" in g.passthrough for g in self.gates)
+
+    def _declared(self, part: str) -> bool:
+        """Whether every gate of the node declares ``part`` (a part no gate reads passes
+        only when all of them let it through)."""
+        return all(covered(part, g.passthrough) for g in self.gates)
 
     @property
     def _nested_passes(self) -> bool:
         """Whether what a subgraph inside the node did on the way (its nested stream
         events, its checkpoints) may be released with a passing output. The gate
         inspects what the node returns, not the states in between: a draft a later
-        inner node replaced was never verified, so it is released only when a gate
+        inner node replaced was never verified, so it is released only when every gate
         declares it (``passthrough=["subgraph"]`` or ``"*"``)."""
-        return any(covered("subgraph", g.passthrough) for g in self.gates)
+        return self._declared("subgraph")
 
     def _withhold(self, exc: BaseException) -> None:
         """A node's error is output too: a parse failure quotes the raw model output,
         and LangGraph keeps the error with the task in the checkpoint and shows it in
         the tasks/debug streams. Unless a gate declares ``passthrough=["error"]``, the
         exception keeps its type and traceback but not its message."""
-        if any(covered("error", g.passthrough) for g in self.gates):
+        if self._declared("error"):
             return
         if isinstance(exc, (TrustgateError, _Paused)) or _compat.is_control_flow(exc):
             return
