@@ -312,7 +312,10 @@ def test_configuration_errors() -> None:
     with pytest.raises(ConfigurationError, match="again"):
         from trustgate.policies import Rerender
 
-        guard(g, {"reviewer": TrustGate("x", reads="review", policy=Rerender(to="publish"))})
+        guard(
+            g,
+            {"reviewer": TrustGate("x", passthrough=["review"], policy=Rerender(to="publish"))},
+        )
     with pytest.raises(ConfigurationError, match="already guarded"):
         guard(guard(g, {"reviewer": inspector()}), {"reviewer": inspector()})
     with pytest.raises(ConfigurationError, match="repeat"):

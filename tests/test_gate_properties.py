@@ -54,7 +54,7 @@ def _policy(name: str) -> Any:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    outcomes=st.lists(OUTCOMES, min_size=0, max_size=4),
+    outcomes=st.lists(OUTCOMES, min_size=1, max_size=4),
     policy=POLICIES,
     has_claims=st.booleans(),
     verdict=st.sampled_from(["APPROVE", "Approve", "LGTM", "REQUEST_CHANGES", ""]),
@@ -113,6 +113,14 @@ def test_released_only_when_every_blocking_failure_was_handled(
     if not failed and not crashed:
         assert report.released and report.decision == "pass"
         assert result.update == update
+
+
+def test_a_gate_that_reads_with_no_verifier_is_refused_where_it_is_built() -> None:
+    """A gate reading claims it never checks would release them with a pass report."""
+    with pytest.raises(ConfigurationError, match="no verifier to check them"):
+        TrustGate("g", reads="claims")
+    with pytest.raises(ConfigurationError, match="verifies nothing and declares nothing"):
+        TrustGate("g", verifiers=[], policy=Halt())
 
 
 def test_function_verifier_none_result_is_a_configuration_error() -> None:

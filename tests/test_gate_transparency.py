@@ -69,7 +69,10 @@ def test_no_extra_step_recursion_limit_is_the_same() -> None:
             plain,
             {
                 "model": TrustGate(
-                    "calls", reads=trustgate.ToolCallArgs(), passthrough=["messages.text"]
+                    "calls",
+                    reads=trustgate.ToolCallArgs(),
+                    verifiers=[trustgate.FunctionVerifier(lambda c, e: [], name="none")],
+                    passthrough=["messages.text"],
                 )
             },
         )

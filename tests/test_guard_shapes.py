@@ -843,9 +843,9 @@ def test_configuration_errors_are_clear() -> None:
 def test_guarding_a_guarded_node_again_is_refused() -> None:
     once = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector()})
     with pytest.raises(ConfigurationError, match="already guarded"):
-        guard(once, {"reviewer": TrustGate("second", reads="review")})
+        guard(once, {"reviewer": TrustGate("second", passthrough=["review"])})
     with pytest.raises(ConfigurationError, match="no node 'inspector'"):
-        guard(once, {"inspector": TrustGate("second", reads="review")})
+        guard(once, {"inspector": TrustGate("second", passthrough=["review"])})
 
 
 # --- update_state as the guarded node ------------------------------------------------------

@@ -48,7 +48,14 @@ from trustgate.policies._decision import (
     Stop,
     reasons,
 )
-from trustgate.readers import ClaimsReader, Read, as_reader, covered, generalizations
+from trustgate.readers import (
+    ClaimsReader,
+    NoClaims,
+    Read,
+    as_reader,
+    covered,
+    generalizations,
+)
 from trustgate.verifiers.base import Evidence, EvidenceSources, Verifier
 
 __all__ = [
@@ -431,6 +438,52 @@ def _jsonable(value: Any) -> Any:
     return to_jsonable_python(value, fallback=repr)
 
 
+_FACETS = frozenset({"text", "tool_calls", "other", "remove", "unreadable", "overwrite"})
+_SPECIAL = frozenset(
+    {"*", "goto", "send", "custom", "interrupt", "store", "subgraph", "error", "unreadable"}
+)
+
+
+def _passthrough(owner: str, passthrough: Any) -> tuple[str, ...]:
+    """Check each declared part name: a key, ``key.facet``, ``key.kind.facet``, or one
+    of the named parts. A field path (``review.verdict``) is not a part: declaring it
+    would silently let nothing through, so it is refused with the fix."""
+    from trustgate import _validate
+
+    names = _validate.strings(owner, "passthrough", passthrough)
+    for name in names:
+        if name in _SPECIAL:
+            continue
+        head, *facets = name.split(".")
+        if not head or not facets:
+            continue
+        if facets[-1] not in _FACETS and len(facets) > 1:
+            raise ConfigurationError(
+                f"{owner}: passthrough {name!r} names no part: the last name must be one of "
+                f"{sorted(_FACETS)}"
+            )
+        if len(facets) == 1 and facets[0] not in _FACETS and facets[0] not in _ROLES:
+            raise ConfigurationError(
+                f"{owner}: passthrough {name!r} is not a part of the output: parts are state "
+                f"keys ({head!r}), message facets ({head}.text, {head}.tool_calls, "
+                f"{head}.other), facets of one kind of message ({head}.tool.text) or "
+                f"{sorted(_SPECIAL)}; a field inside a key is declared with the key"
+            )
+        if len(facets) == 2 and facets[0] not in _ROLES:
+            raise ConfigurationError(
+                f"{owner}: passthrough {name!r}: {facets[0]!r} is not a kind of message "
+                f"(one of {sorted(_ROLES)})"
+            )
+        if len(facets) > 2:
+            raise ConfigurationError(f"{owner}: passthrough {name!r} names no part")
+    return names
+
+
+_ROLES = frozenset(
+    {"ai", "human", "tool", "system", "developer", "function", "chat", "remove", "user"}
+)
+
+
 class TrustGate(Generic[ClaimsT]):
     """A trust boundary: verifies what one node emits before anything acts on it.
 
@@ -489,14 +542,29 @@ class TrustGate(Generic[ClaimsT]):
         passthrough: str | Sequence[str] = (),
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        if not name or not isinstance(name, str):
-            raise ConfigurationError("a gate needs a name")
-        if not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise ConfigurationError("timeout must be a positive number of seconds")
+        from trustgate import _validate
+
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigurationError(f"a gate needs a name (a non-empty string), not {name!r}")
+        owner = f"TrustGate({name!r})"
         self.name = name
+        self.timeout = float(_validate.seconds(owner, "timeout", timeout) or DEFAULT_TIMEOUT)
+        if not isinstance(require_claims, bool):
+            raise ConfigurationError(f"{owner}: require_claims must be True or False")
+        _validate.not_a_class(owner, "reads", reads, "a reader")
         self.reader = as_reader(reads)
+        if isinstance(policy, str):
+            raise ConfigurationError(
+                f"{owner}: policy takes a policy such as Halt() or a list of them, not the "
+                f"string {policy!r}"
+            )
         self.policies = policy_chain(policy)
-        chain = list(verifiers)
+        given: Any = verifiers
+        if not isinstance(given, (list, tuple)):
+            raise ConfigurationError(
+                f"{owner}: verifiers must be a list of verifiers, not {given!r}"
+            )
+        chain = list(given)
         have = {type(v) for v in chain}
         for p in self.policies:
             for extra in getattr(p, "required_verifiers", lambda: [])():
@@ -504,26 +572,47 @@ class TrustGate(Generic[ClaimsT]):
                     chain.append(extra)
                     have.add(type(extra))
         for v in chain:
+            _validate.not_a_class(owner, "verifiers", v, "a verifier")
             if not isinstance(v, Verifier):
                 raise ConfigurationError(
                     f"{v!r} is not a Verifier (needs name, timeout and verify(claims, evidence))"
                 )
+            if not isinstance(v.name, str) or not v.name:
+                raise ConfigurationError(f"{owner}: verifier {v!r} needs a non-empty name")
+            _validate.seconds(
+                owner, f"the timeout of verifier {v.name!r}", v.timeout, optional=True
+            )
         names = [v.name for v in chain]
         if len(set(names)) != len(names):
             raise ConfigurationError(f"verifier names must be unique in a gate: {names}")
         self.verifiers = tuple(chain)
+        if evidence is not None and not isinstance(evidence, EvidenceSources):
+            raise ConfigurationError(
+                f"{owner}: evidence must be EvidenceSources(...), not {evidence!r}"
+            )
         self.evidence = evidence if evidence is not None else EvidenceSources()
         self.require_claims = require_claims
-        if isinstance(passthrough, str):
-            passthrough = [passthrough]
-        bad = [p for p in passthrough if not isinstance(p, str) or not p]
-        if bad:
-            raise ConfigurationError(f"passthrough entries must be part names, not {bad!r}")
-        self.passthrough = frozenset(passthrough)
-        self.timeout = float(timeout)
+        self.passthrough = frozenset(_passthrough(owner, passthrough))
+        reads_something = not isinstance(self.reader, NoClaims)
+        if reads_something and not self.verifiers:
+            raise ConfigurationError(
+                f"{owner} reads claims but has no verifier to check them: what it reads would "
+                "pass unchecked. Give it verifiers=[...], or read nothing and declare what it "
+                "lets through with passthrough=[...]"
+            )
+        if not reads_something and not self.verifiers and not self.passthrough:
+            raise ConfigurationError(
+                f"{owner} verifies nothing and declares nothing: give it reads= and "
+                "verifiers=[...], or declare what it lets through with passthrough=[...]"
+            )
 
     def __repr__(self) -> str:
         return f"TrustGate({self.name!r}, verifiers={[v.name for v in self.verifiers]})"
+
+    @property
+    def verifies(self) -> bool:
+        """Whether the gate checks anything (a gate that only declares is no guard)."""
+        return bool(self.verifiers) and not isinstance(self.reader, NoClaims)
 
     @property
     def evidence_keys(self) -> set[str]:
@@ -847,9 +936,14 @@ def account(
         held.append(
             Finding.failed("gate", "unverified_output", why, subject=part.id, parts=(part.id,))
         )
-    evidence_keys = set().union(*(g.evidence_keys for g in gates)) if gates else set()
+    sources = [s for g in gates for s in g.evidence.state_sources()]
+    strict = {s.key for s in sources if not s.before_step}
+    # read as it stood before the step: appending to it is no rewrite, editing is
+    appending = {s.key for s in sources if s.before_step} - strict
     for i, w in enumerate(output.writes):
-        if w.key in evidence_keys and output.changed(i):
+        if (w.key in strict and output.changed(i)) or (
+            w.key in appending and output.edits_history(i)
+        ):
             status[w.key] = "held"
             held.append(
                 Finding.failed(

@@ -731,6 +731,22 @@ class NodeOutput:
         before = self._input_value(w.key)
         return before is _MISSING or not _safe_eq(before, self.value_of(index))
 
+    def edits_history(self, index: int) -> bool:
+        """Whether write ``index`` changes what its channel held, rather than only
+        appending to it: a message replaced by id or removed, an overwrite that drops
+        or reorders the history, any overwrite of another key."""
+        w = self.writes[index]
+        if w.messages is None:
+            return w.overwrite
+        if w.reorders:
+            return True
+        known = self._input_messages(w.key)
+        return any(
+            isinstance(m.original, RemoveMessage)
+            or (m.new and isinstance(m.message, BaseMessage) and m.message.id in known)
+            for m in w.messages
+        )
+
     @property
     def routes(self) -> list[Any]:
         return list(self.goto)

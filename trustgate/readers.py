@@ -233,7 +233,13 @@ class FromKey(Generic[ValueT]):
     def __init__(self: FromKey[ModelT], key: str, *, model: type[ModelT]) -> None: ...
 
     def __init__(self, key: str, *, model: type[BaseModel] | None = None) -> None:
-        self.key = key
+        from trustgate import _validate
+
+        self.key = _validate.text("FromKey", "key", key)
+        if model is not None and not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise ConfigurationError(
+                f"FromKey({key!r}): model must be a pydantic model class, not {model!r}"
+            )
         self.model = model
 
     @property
@@ -317,7 +323,9 @@ class LastAIText:
     """
 
     def __init__(self, key: str = "messages") -> None:
-        self.key = key
+        from trustgate import _validate
+
+        self.key = _validate.text("LastAIText", "key", key)
 
     @property
     def target(self) -> str:
@@ -368,8 +376,15 @@ class ToolCallArgs:
     """
 
     def __init__(self, tools: Sequence[str] | None = None, *, key: str = "messages") -> None:
-        self.tools = frozenset(tools) if tools is not None else None
-        self.key = key
+        from trustgate import _validate
+
+        # one name given as a string would be read as a set of letters
+        self.tools = (
+            frozenset(_validate.strings("ToolCallArgs", "tools", tools, allow_one=False))
+            if tools is not None
+            else None
+        )
+        self.key = _validate.text("ToolCallArgs", "key", key)
 
     @property
     def target(self) -> str:
@@ -591,6 +606,9 @@ def as_reader(spec: Any) -> Any:
         return spec
     if isinstance(spec, ClaimsReader):
         return _Protocolled(spec)
-    if callable(spec):
+    if callable(spec) and not isinstance(spec, type):
         return FunctionReader(spec)
-    raise ConfigurationError(f"cannot read claims with {spec!r}")
+    raise ConfigurationError(
+        f"cannot read claims with {spec!r}: reads= takes a reader (FromKey, LastAIText, "
+        "ToolCallArgs, Routes, StreamWrites), a state key or a function of the update"
+    )

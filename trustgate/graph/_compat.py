@@ -474,6 +474,27 @@ def plain_keys(builder: Any) -> frozenset[str]:
     )
 
 
+def output_keys(obj: Any) -> frozenset[str] | None:
+    """The state keys a compiled graph used as a node returns (``None``: not a graph)."""
+    from langgraph.pregel import Pregel
+
+    if not isinstance(obj, Pregel):
+        return None
+    out = obj.output_channels
+    return frozenset([out] if isinstance(out, str) else out)
+
+
+def append_only(builder: Any, key: str) -> bool:
+    """Whether ``key``'s channel only ever grows: messages under ``add_messages`` (new
+    ids appended) or a list under ``operator.add``."""
+    import operator
+
+    if key in message_keys(builder):
+        return True
+    op = reducers(builder).get(key)
+    return op is operator.add or op is operator.iadd
+
+
 def reducers(builder: Any) -> dict[str, Any]:
     """The reducer of each state key that has one (``Annotated[list, operator.add]``)."""
     from langgraph.channels.binop import BinaryOperatorAggregate

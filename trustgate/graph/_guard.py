@@ -23,6 +23,7 @@ from trustgate._report import REPORTS_KEY, TrustReports
 from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.graph import _compat
 from trustgate.graph._node import GuardedNode, runnable
+from trustgate.graph._provenance import Provenance
 from trustgate.policies import Rerender, Review
 
 __all__ = ["GuardedStateGraph", "guard", "guarded_nodes"]
@@ -118,6 +119,34 @@ def _check_chain(node: str, gates: Sequence[TrustGate[Any]]) -> None:
             )
 
 
+def _check_provenance(
+    node: str, gates: Sequence[TrustGate[Any]], builder: Any, provenance: Provenance
+) -> None:
+    """Evidence a model can write is no evidence: refuse a ``FromState`` key another
+    node writes while it calls a model or runs model-chosen tools, unless trusted."""
+    for g in gates:
+        for source in g.evidence.state_sources():
+            if source.before_step and not _compat.append_only(builder, source.key):
+                raise ConfigurationError(
+                    f"gate {g.name!r} on {node!r}: FromState({source.key!r}, before_step=True) "
+                    "is for a channel that only grows (messages, a list under operator.add); "
+                    f"{source.key!r} is not one"
+                )
+            if source.trusted:
+                continue
+            writers = provenance.model_writers(source.key, besides=node)
+            if writers:
+                who = "; ".join(f"{n!r} {why}" for n, why in sorted(writers.items()))
+                raise ConfigurationError(
+                    f"gate {g.name!r} on {node!r} takes evidence from state key "
+                    f"{source.key!r}, which a model can write: {who}. What a model can write "
+                    "is not evidence for its claims (it could write the line it then cites). "
+                    "Take the evidence from the source itself (a workspace, a fixed value, "
+                    f"FromContext), or mark it FromState({source.key!r}, trusted=True) if what "
+                    "those nodes write is evidence for you"
+                )
+
+
 def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]]]) -> G:
     """Put gates on the named nodes of a graph; the original is untouched.
 
@@ -158,6 +187,7 @@ def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]
         )
     keys = [k for k in _compat.channels(new) if k != REPORTS_KEY]
     message_keys = _compat.message_keys(new)
+    provenance = Provenance(builder)  # the graph as given: before any node is wrapped
     for name, value in gates.items():
         chain = _gates(name, value)
         specs = _compat.node_specs(new)
@@ -176,6 +206,7 @@ def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]
                 f"gates on {name!r} read evidence from state keys {missing}, which the "
                 "state schema lacks"
             )
+        _check_provenance(name, chain, new, provenance)
         inner_tools = _compat.tool_nodes(_compat.node_runnable(spec))
         if inner_tools and not any("*" in g.passthrough for g in chain):
             # a gate sees what the node hands on, after its own tools ran

@@ -161,10 +161,16 @@ def blind_gate(verifier_model: BaseChatModel, *, timeout: float | None = 60.0) -
             ModelVerifier(verifier_model, timeout=timeout, retries=1),
         ],
         policy=Rerender(to="executor", max_attempts=1, then=Caveat(field="draft")),
+        # the planner's brief, plan and approved evidence are the contract the executor is
+        # held to: decided before the executor runs, by another model's role (the
+        # verifier treats the brief as decided truth by design), hence trusted
         evidence=EvidenceSources(
-            brief=FromState("brief"),
-            evidence_set=FromState("evidence"),
-            extra={"plan": FromState("plan"), "step_index": FromState("step_index")},
+            brief=FromState("brief", trusted=True),
+            evidence_set=FromState("evidence", trusted=True),
+            extra={
+                "plan": FromState("plan", trusted=True),
+                "step_index": FromState("step_index", trusted=True),
+            },
         ),
     )
 

@@ -82,8 +82,22 @@ def policy_chain(policy: Any) -> tuple[Any, ...]:
     """Coerce ``policy`` (one, a list, or ``None`` for :class:`Halt`) into a chain."""
     if policy is None:
         return (Halt(),)
-    chain: Sequence[Any] = (policy,) if hasattr(policy, "decide") else tuple(policy)
+    if isinstance(policy, (str, bytes)):
+        raise ConfigurationError(
+            f"policy takes a policy such as Halt() or a list of them, not {policy!r}"
+        )
+    if hasattr(policy, "decide") or isinstance(policy, type):
+        chain: Sequence[Any] = (policy,)
+    elif isinstance(policy, (list, tuple)):
+        chain = tuple(policy)
+    else:
+        raise ConfigurationError(f"policy takes a policy or a list of policies, not {policy!r}")
     for p in chain:
+        if isinstance(p, type):
+            raise ConfigurationError(
+                f"policy takes a policy instance, not the class {p.__name__}: write "
+                f"{p.__name__}(...)"
+            )
         if not callable(getattr(p, "decide", None)):
             raise ConfigurationError(
                 f"{p!r} is not a policy (it needs decide(crossing) returning a decision)"

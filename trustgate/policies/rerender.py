@@ -49,8 +49,20 @@ class Rerender:
         as_message: bool = False,
         messages_key: str = "messages",
     ) -> None:
-        if max_attempts < 0:
-            raise ConfigurationError("max_attempts must be >= 0")
+        from trustgate import _validate
+
+        _validate.count("Rerender", "max_attempts", max_attempts)
+        if to is not None:
+            _validate.text("Rerender", "to", to)
+        if issues_key is not None:
+            _validate.text("Rerender", "issues_key", issues_key)
+        _validate.text("Rerender", "messages_key", messages_key)
+        if not isinstance(as_message, bool):
+            raise ConfigurationError("Rerender: as_message must be True or False")
+        if then is not None:
+            _validate.not_a_class("Rerender", "then", then, "a policy")
+            if not callable(getattr(then, "decide", None)):
+                raise ConfigurationError(f"Rerender: then must be a policy, not {then!r}")
         if issues_key is None and not as_message:
             raise ConfigurationError(
                 "Rerender needs issues_key or as_message, or the producer never sees the issues"

@@ -38,7 +38,17 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class FromState:
-    """Take an evidence source from the graph state key ``key`` at crossing time.
+    """Take an evidence source from the graph state key ``key``, as it stood when the
+    guarded node's step began.
+
+    What a model can write is no evidence: ``guard()`` refuses a gate whose evidence key
+    another node can write while it calls a model or runs tools the model chooses (a
+    deep agent's ``write_file`` into its ``files``), naming the writers. ``trusted=True``
+    says that what those nodes write is evidence for you (results of tools you trust).
+    The guarded node itself may not change its evidence (``evidence_rewritten``);
+    with ``before_step=True`` on an append-only channel (``messages``, a list under
+    ``operator.add``) it may append to it, since the gate reads the channel as it stood
+    before the step, and only editing or removing what was there is refused.
 
     Example:
         ```python
@@ -47,6 +57,14 @@ class FromState:
     """
 
     key: str
+    trusted: bool = False
+    before_step: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, str) or not self.key.strip():
+            raise ConfigurationError(f"FromState needs a state key, not {self.key!r}")
+        if not isinstance(self.trusted, bool) or not isinstance(self.before_step, bool):
+            raise ConfigurationError("FromState: trusted and before_step are True or False")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +81,10 @@ class FromContext:
     """
 
     attr: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.attr, str) or not self.attr.strip():
+            raise ConfigurationError(f"FromContext needs an attribute name, not {self.attr!r}")
 
 
 Source: TypeAlias = Any
@@ -164,6 +186,21 @@ class EvidenceSources:
     ledger: Source = None
     extra: Mapping[str, Source] = field(default_factory=lambda: MappingProxyType({}))
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.extra, Mapping) or not all(
+            isinstance(k, str) and k for k in self.extra
+        ):
+            raise ConfigurationError(
+                f"EvidenceSources: extra must map names to sources, not {self.extra!r}"
+            )
+        for name in (*_FIELDS, *self.extra):
+            value = getattr(self, name) if name in _FIELDS else self.extra[name]
+            if isinstance(value, type):
+                raise ConfigurationError(
+                    f"EvidenceSources: {name}= takes a source (a value, FromState(...), "
+                    f"FromContext(...)), not the class {value.__name__}"
+                )
+
     def resolve(self, state: Mapping[str, Any] | None = None, context: Any = None) -> Evidence:
         """Materialise the sources for one crossing (state and context of this run)."""
         return Evidence(
@@ -179,9 +216,13 @@ class EvidenceSources:
 
     def state_keys(self) -> set[str]:
         """State keys these sources read (the gate must be able to see them)."""
-        keys = {getattr(self, f).key for f in _FIELDS if isinstance(getattr(self, f), FromState)}
-        keys |= {v.key for v in self.extra.values() if isinstance(v, FromState)}
-        return keys
+        return {s.key for s in self.state_sources()}
+
+    def state_sources(self) -> list[FromState]:
+        """The :class:`FromState` sources, in order."""
+        found = [getattr(self, f) for f in _FIELDS if isinstance(getattr(self, f), FromState)]
+        found += [v for v in self.extra.values() if isinstance(v, FromState)]
+        return found
 
 
 ClaimsT = TypeVar("ClaimsT", default=Any)
@@ -275,10 +316,15 @@ class FunctionVerifier(Generic[ClaimsT]):
         name: str | None = None,
         timeout: float | None = None,
     ) -> None:
-        if not callable(fn):
-            raise ConfigurationError("FunctionVerifier needs a callable")
-        if timeout is not None and timeout <= 0:
-            raise ConfigurationError("timeout must be positive or None")
+        from trustgate import _validate
+
+        if not callable(fn) or isinstance(fn, type):
+            raise ConfigurationError(
+                f"FunctionVerifier needs a function (claims, evidence) -> findings, not {fn!r}"
+            )
+        if name is not None:
+            _validate.text("FunctionVerifier", "name", name)
+        _validate.seconds("FunctionVerifier", "timeout", timeout, optional=True)
         self.fn = fn
         self.name: str = name or getattr(fn, "__name__", None) or "function_verifier"
         self.timeout: float | None = timeout
