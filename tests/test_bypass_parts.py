@@ -26,11 +26,11 @@ from langchain_core.messages import (
     HumanMessage,
     ToolMessage,
 )
-from langchain_core.tools import tool
+from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
-from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
 from langgraph.runtime import Runtime
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, Overwrite
@@ -537,3 +537,60 @@ def test_halt_is_still_the_default_for_failed_tool_calls() -> None:
     )
     a.assert_blocked()
     assert a.halted
+
+
+# --- a blocked handoff, then the honest one -------------------------------------------------------
+
+
+def test_block_tool_calls_on_an_agent_whose_handoff_raises_to_the_parent() -> None:
+    """The fabricated handoff is blocked and the model answers again with an honest one:
+    that handoff is a parent command, and the blocked call and the error the model was
+    told must go into it (they crashed the run: ``'list' object has no attribute
+    'graph'``)."""
+    from langchain.agents import create_agent
+
+    from trustgate.testing import lying_model
+
+    @tool
+    def handoff(
+        note: str,
+        state: Annotated[dict[str, Any], InjectedState],
+        tool_call_id: Annotated[str, InjectedToolCallId],
+    ) -> Command[Any]:
+        """Hand the case to the payments desk with a note."""
+        told = ToolMessage(f"handed off: {note}", tool_call_id=tool_call_id)
+        return Command(
+            graph=Command.PARENT,
+            goto="desk",
+            update={"messages": [*state["messages"], told]},
+        )
+
+    model = lying_model(
+        AIMessage("", tool_calls=[{"name": "handoff", "args": {"note": LIE_TEXT}, "id": "h1"}]),
+        AIMessage("", tool_calls=[{"name": "handoff", "args": {"note": TRUE_TEXT}, "id": "h2"}]),
+        repeat_last=True,
+    )
+    agent = create_agent(model, [handoff])
+    reached: list[list[Any]] = []
+
+    top = StateGraph(S)
+    top.add_node("agent", agent, destinations=("desk",))
+    top.add_node("desk", lambda s: reached.append(list(s["messages"])) or {})
+    top.add_edge(START, "agent")
+    top.add_edge("desk", END)
+    gate = TrustGate(
+        "calls",
+        reads=ToolCallArgs(),
+        verifiers=[CHECK],
+        policy=BlockToolCalls(),
+        passthrough=["messages.text", "messages.tool.text", "goto"],
+    )
+    app = trustgate.guard(top, {"agent": gate}).compile(checkpointer=InMemorySaver())
+    out = app.invoke(
+        {"messages": [HumanMessage("refund?")]}, {"configurable": {"thread_id": "handoff"}}
+    )
+    assert reached, "the honest handoff reached the desk"
+    texts = [str(m.content) for m in out["messages"]]
+    assert any("Tool call blocked by trustgate" in t for t in texts)
+    assert any(TRUE_TEXT in t for t in texts)
+    assert not find_lies(out["messages"], [LIE])

@@ -43,7 +43,7 @@ from trustgate._report import REPORTS_KEY, Report
 from trustgate.errors import ConfigurationError, GateHalted, TrustgateError
 from trustgate.graph import _compat
 from trustgate.graph._streams import StreamHold
-from trustgate.policies._decision import Rerender
+from trustgate.policies._decision import GATE_MESSAGE_PREFIX, Rerender
 from trustgate.readers import covered
 
 __all__ = ["GuardedNode"]
@@ -196,9 +196,6 @@ class _Paused(Exception):
         self.hold = hold
 
 
-# ids of the messages a gate itself writes into a node's input on a re-render
-GATE_MESSAGE_PREFIX = "trustgate-feedback-"
-
 # what a durable check is asked, by the opaque key the task takes: the task's input is
 # streamed (``tasks``/``debug`` modes, ``astream_events``) before anyone decided on it
 _REQUESTS: dict[str, Any] = {}
@@ -301,6 +298,28 @@ def _unchanged(chain: ChainResult) -> bool:
     """The gates released exactly what the node produced."""
     out = chain.last.output
     return chain.last.route == "release" and out is not None and not out.rewritten
+
+
+def _carried_handoff(carry: Sequence[Any], key: str, cmd: Any) -> Any:
+    """A handoff to the parent graph with ``carry`` (the blocked call and what the model
+    was told) ahead of its own messages: a parent command is one ``Command``, so the
+    carry goes into its update rather than beside it."""
+    import dataclasses
+
+    update = cmd.update
+    if update is None:
+        new_update: Any = {key: list(carry)}
+    elif isinstance(update, dict):
+        current = update.get(key)
+        rest = (
+            list(current)
+            if isinstance(current, (list, tuple))
+            else ([] if current is None else [current])
+        )
+        new_update = {**update, key: [*carry, *rest]}
+    else:  # a list of (key, value) writes: the carry is written first
+        new_update = [(key, list(carry)), *_compat.command_update(cmd)]
+    return dataclasses.replace(cmd, update=new_update)
 
 
 def _prepend(carry: Sequence[Any], key: str, value: Any) -> Any:
@@ -663,10 +682,12 @@ class GuardedNode:
         if sent:  # captured from the task's send function, so the task has one
             _compat.send(config, sent)
         value = released.rebuild()
+        if raised:
+            if carry:
+                value = _carried_handoff(carry, key, value)
+            raise _compat.parent_command(value)
         if carry:
             value = _prepend(carry, key, value)
-        if raised:
-            raise _compat.parent_command(value)
         return value
 
     def _record(self, config: dict[str, Any], reports: list[Report]) -> None:

@@ -35,6 +35,11 @@ __all__ = [
     "Stop",
 ]
 
+GATE_MESSAGE_PREFIX = "trustgate-feedback-"
+"""Id prefix of the messages a gate itself writes (the issues on a re-render, a blocked
+call and the error the model was told): when a node hands its whole history back, the
+gate knows them for its own, not the node's output."""
+
 
 # --- rewrites -------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,6 +11,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from trustgate._findings import Finding
 from trustgate._report import OverrideRecord
 from trustgate.policies._decision import (
+    GATE_MESSAGE_PREFIX,
     CrossingView,
     DecisionValue,
     DropParts,
@@ -30,6 +32,7 @@ def blocked_message(call: Mapping[str, Any], failed: list[Finding]) -> ToolMessa
         tool_call_id=str(call.get("id") or ""),
         name=str(call.get("name") or ""),
         status="error",
+        id=f"{GATE_MESSAGE_PREFIX}{secrets.token_hex(8)}",
     )
 
 
@@ -104,6 +107,7 @@ class BlockToolCalls:
                     {"name": str(first[c].get("name") or ""), "args": {}, "id": c}
                     for c in shown_ids
                 ],
+                id=f"{GATE_MESSAGE_PREFIX}{secrets.token_hex(8)}",
             )
             told = [
                 blocked_message(
