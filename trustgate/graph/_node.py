@@ -55,6 +55,19 @@ _MISSING: Any = object()
 _HOLD: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "trustgate_hold", default=None
 )
+# the record of the guarded node that is running: a guarded graph used as (or inside) a
+# node of another guarded graph hands its crossings' reports up to it, so every
+# crossing is on the outer record, halted or released, whatever the outer gate decides
+_RECORD: contextvars.ContextVar[list[Report] | None] = contextvars.ContextVar(
+    "trustgate_record", default=None
+)
+
+
+def _hand_up(reports: Sequence[Report]) -> None:
+    """Give the reports to the guarded node this one runs inside, if any."""
+    outer = _RECORD.get()
+    if outer is not None:
+        outer.extend(reports)
 
 
 def _halted_in_graph() -> type[GateHalted]:
@@ -379,7 +392,14 @@ class GuardedNode:
 
     # -- running the original node ------------------------------------------------
 
-    def _output(self, value: Any, input: Any, raised: bool, hold: StreamHold) -> NodeOutput:
+    def _output(
+        self,
+        value: Any,
+        input: Any,
+        raised: bool,
+        hold: StreamHold,
+        record: Sequence[Report] = (),
+    ) -> NodeOutput:
         out = NodeOutput.read(
             value,
             input=input,
@@ -403,9 +423,16 @@ class GuardedNode:
             if isinstance(item.message, BaseMessage)
             and str(item.message.id or "").startswith(GATE_MESSAGE_PREFIX)
         ]
-        if echoed:
-            for item in echoed:
-                out.drop_message(item)
+        for item in echoed:
+            out.drop_message(item)
+        # the reports a guarded graph inside the node returns in its state are the
+        # records of its crossings, handed up already: not output. A report the inner
+        # gates did not write stays a part (a forged one is held)
+        inner = {r.id for r in record}
+        for i, w in enumerate(out.writes):
+            if w.key == REPORTS_KEY and inner and _only_reports(out.value_of(i), inner):
+                out.drop_write(i)
+        if out.rewritten:
             out = out.reread()
         return out
 
@@ -702,13 +729,17 @@ class GuardedNode:
 
     # -- the loop: written once, driven sync or async --------------------------------
 
-    def _loop(self, input: Any, config: dict[str, Any]) -> Generator[_Effect, Any, Any]:
+    def _loop(
+        self, input: Any, config: dict[str, Any], record: list[Report]
+    ) -> Generator[_Effect, Any, Any]:
         """Run the node, its gates, and re-renders until a release, a halt or a pause.
 
         It yields what needs I/O (the node call, the gates' chain, checkpoint and store
         writes) as :data:`_Effect` values; :meth:`run` and :meth:`arun` carry them
         out, so the sync and async paths cannot drift apart. A pause of the node comes
-        back in as ``_Paused`` thrown at the ``call`` effect."""
+        back in as ``_Paused`` thrown at the ``call`` effect, a halt of a guarded graph
+        inside it as ``GateHalted``; ``record`` collects the reports of guarded nodes
+        inside this one, kept with this node's own."""
         reports: list[Report] = []
         carry: list[Any] = []
         key = "messages"
@@ -716,6 +747,12 @@ class GuardedNode:
         while True:
             try:
                 value, raised, hold = yield ("call", current)
+            except GateHalted:
+                # a guarded graph inside this node halted: its crossings stay on record
+                everything = [*record, *reports]
+                yield ("keep_aside", everything)
+                _hand_up(everything)
+                raise
             except _Paused as paused:
                 pause_out = self._paused(paused, input)
                 pause_ctx = self._pause_ctx(input, config, attempt)
@@ -730,21 +767,25 @@ class GuardedNode:
                         _compat.send(config, paused.hold.sent)
                     paused.hold.close()
                     raise paused.exc from None
-                yield ("keep_aside", reports)
+                everything = [*record, *reports]
+                yield ("keep_aside", everything)
+                _hand_up(everything)
                 raise self._halt_paused(paused, chain, reports, config) from None
-            output = self._output(value, input, raised, hold)
+            output = self._output(value, input, raised, hold, record)
             chain = yield ("chain", (output, self._context(input, config, attempt), True))
             reports.extend(chain.reports)
             decision = chain.last.rerender
             if chain.last.route != "rerender" or decision is None:
                 released = chain.last.output
+                everything = [*record, *reports]
+                _hand_up(everything)
                 if chain.last.route != "release":
-                    yield ("keep_aside", reports)
+                    yield ("keep_aside", everything)
                 elif _unchanged(chain) and self._nested_passes:
                     yield ("keep_checkpoints", hold)
                 if chain.last.route == "release" and released is not None:
                     yield ("store", released.store_writes)
-                return self._finish(config, chain, reports, hold, carry, key, raised)
+                return self._finish(config, chain, everything, hold, carry, key, raised)
             hold.close()
             if decision.carry:
                 key = decision.messages_key
@@ -753,14 +794,19 @@ class GuardedNode:
             attempt += 1
 
     def run(self, input: Any, config: dict[str, Any]) -> Any:
-        loop = self._loop(input, config)
+        record: list[Report] = []
+        loop = self._loop(input, config, record)
         try:
             effect = next(loop)
             while True:
                 kind, arg = effect
                 try:
                     if kind == "call":
-                        result: Any = self._call(arg, config)
+                        token = _RECORD.set(record)
+                        try:
+                            result: Any = self._call(arg, config)
+                        finally:
+                            _RECORD.reset(token)
                     elif kind == "chain":
                         output, ctx, durable = arg
                         check = self._durable_verify if durable and self._check else None
@@ -774,20 +820,29 @@ class GuardedNode:
                         result = _compat.put_to_store(config, arg) if arg else None
                 except _Paused as paused:
                     effect = loop.throw(paused)
+                except GateHalted as halted:
+                    if kind != "call":
+                        raise
+                    effect = loop.throw(halted)
                 else:
                     effect = loop.send(result)
         except StopIteration as stop:
             return stop.value
 
     async def arun(self, input: Any, config: dict[str, Any]) -> Any:
-        loop = self._loop(input, config)
+        record: list[Report] = []
+        loop = self._loop(input, config, record)
         try:
             effect = next(loop)
             while True:
                 kind, arg = effect
                 try:
                     if kind == "call":
-                        result: Any = await self._acall(arg, config)
+                        token = _RECORD.set(record)
+                        try:
+                            result: Any = await self._acall(arg, config)
+                        finally:
+                            _RECORD.reset(token)
                     elif kind == "chain":
                         output, ctx, durable = arg
                         check = self._adurable_verify if durable and self._acheck else None
@@ -802,10 +857,31 @@ class GuardedNode:
                         result = await store.abatch(list(arg)) if arg and store else None
                 except _Paused as paused:
                     effect = loop.throw(paused)
+                except GateHalted as halted:
+                    if kind != "call":
+                        raise
+                    effect = loop.throw(halted)
                 else:
                     effect = loop.send(result)
         except StopIteration as stop:
             return stop.value
+
+
+def _only_reports(value: Any, ids: set[str]) -> bool:
+    """Whether ``value`` (a write to the report channel) holds only reports with these
+    ids."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    found = []
+    for item in items:
+        rid = (
+            item.id
+            if isinstance(item, Report)
+            else item.get("id")
+            if isinstance(item, Mapping)
+            else None
+        )
+        found.append(rid)
+    return bool(found) and all(isinstance(r, str) and r in ids for r in found)
 
 
 def runnable(node: GuardedNode) -> Any:
