@@ -1,9 +1,7 @@
 """The always-pass gates the oracle puts on every node, built in one place.
 
-The gate API is being reworked (a gate that runs inside the guarded node's task,
-with a ``passthrough=`` declaration for output it does not verify). Only
-:func:`always_pass_gate` and :func:`already_guarded` know that API; the rest of
-the oracle goes through them, so the rework changes two small functions here.
+Only :func:`always_pass_gate` and :func:`already_guarded` know the gate API; the rest
+of the oracle goes through them.
 """
 
 from __future__ import annotations
@@ -12,15 +10,45 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from trustgate import TrustGate
+from trustgate import Finding, FunctionVerifier, TrustGate
+from trustgate.readers import Read
 
 logger = logging.getLogger(__name__)
 
 
+class _EveryPart:
+    """A reader that reads every part of the node's output (the ledger's ids as its
+    claims): nothing is declared, so the node keeps every holding mechanism on
+    (store writes, tasks run in line, callback handlers and streams held)."""
+
+    target = "everything"
+
+    def read_output(self, output: Any) -> Read:
+        parts = [p.id for p in output.ledger()]
+        if not parts:
+            return Read(None, frozenset({"*"}), "everything", "nothing", "the node emitted nothing")
+        return Read(parts, frozenset({"*"}), "everything")
+
+    def read(self, update: Any) -> Any:
+        return None
+
+
+def _passes(claims: Any, evidence: Any) -> list[Finding]:
+    return [Finding.ok("always_pass")]
+
+
 def always_pass_gate(node: Any) -> TrustGate:
-    """A gate on ``node`` that reads nothing, verifies nothing and lets everything the
-    node emits through (declared, so it passes)."""
-    return TrustGate(f"pass_{node}", reads=None, passthrough="*")
+    """A strict gate on ``node`` that reads and verifies every part the node emits and
+    passes it. It declares only what no reader can read: the steps of a subgraph inside
+    the node (``subgraph``) and an exception's message (``error``). A gate with
+    ``passthrough="*"`` would put the node in the non-strict mode and leave the holding
+    machinery untested."""
+    return TrustGate(
+        f"pass_{node}",
+        reads=_EveryPart(),
+        verifiers=[FunctionVerifier(_passes, name="always_pass")],
+        passthrough=["subgraph", "error"],
+    )
 
 
 def gates_for(node_names: Any) -> dict[Any, TrustGate]:
