@@ -310,17 +310,102 @@ def new_stream_protocol(sink: Callable[[Any], None], modes: set[Any]) -> Any:
     return StreamProtocol(sink, modes)
 
 
-def consumes_tokens(handler: Any) -> bool:
-    """A user's own synchronous handler that takes a model's tokens as they come (a UI
-    feed, ``StreamingStdOutCallbackHandler``), not a tracer: it is a stream sink."""
-    from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
-    from langchain_core.tracers.base import BaseTracer
+# what a callback handler is told while a run goes on
+CALLBACK_EVENTS = (
+    "on_llm_start",
+    "on_chat_model_start",
+    "on_llm_new_token",
+    "on_stream_event",
+    "on_llm_end",
+    "on_llm_error",
+    "on_chain_start",
+    "on_chain_end",
+    "on_chain_error",
+    "on_tool_start",
+    "on_tool_end",
+    "on_tool_error",
+    "on_text",
+    "on_retry",
+    "on_agent_action",
+    "on_agent_finish",
+    "on_retriever_start",
+    "on_retriever_end",
+    "on_retriever_error",
+    "on_custom_event",
+)
 
-    if isinstance(handler, (BaseTracer, AsyncCallbackHandler)):
+# packages whose callback handlers are telemetry: they export spans under their own
+# content settings, and holding them would falsify their timings
+_TELEMETRY_PACKAGES = frozenset(
+    {"langsmith", "opentelemetry", "openinference", "traceloop", "langfuse", "mlflow"}
+)
+
+
+def overrides(handler: Any, name: str) -> bool:
+    """Whether ``handler`` does something with the callback event ``name`` (its class
+    defines it, rather than LangChain's no-op base classes)."""
+    from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
+
+    method = getattr(type(handler), name, None)
+    if method is None:
         return False
+    return method not in (
+        getattr(BaseCallbackHandler, name, None),
+        getattr(AsyncCallbackHandler, name, None),
+    )
+
+
+def is_telemetry(handler: Any) -> bool:
+    """A tracer (any LangChain ``BaseTracer``: LangSmith, OpenInference, ...) or the
+    callback handler of a known telemetry package (OpenTelemetry's LangChain
+    instrumentation, Langfuse, MLflow): left live inside a guarded node."""
+    from langchain_core.tracers.base import AsyncBaseTracer, BaseTracer
+
+    if isinstance(handler, (BaseTracer, AsyncBaseTracer)):
+        return True
+    package = (type(handler).__module__ or "").split(".", 1)[0]
+    return package in _TELEMETRY_PACKAGES
+
+
+def receives_output(handler: Any) -> bool:
+    """A user's own callback handler, sync or async, that is told a model's or a
+    node's output (any hook it defines: tokens, ``on_llm_end``, chain and tool ends,
+    custom events, ...): inside a guarded node it is a stream sink, held. LangGraph's
+    own handlers (its stream handlers are swapped, not held; its idle-timeout clock must
+    keep ticking) and telemetry are not."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
     if not isinstance(handler, BaseCallbackHandler) or streaming_sinks(handler):
         return False
-    return type(handler).on_llm_new_token is not BaseCallbackHandler.on_llm_new_token
+    if is_telemetry(handler):
+        return False
+    if (type(handler).__module__ or "").split(".", 1)[0] == "langgraph":
+        return False
+    return any(overrides(handler, name) for name in CALLBACK_EVENTS)
+
+
+def consumes_tokens(handler: Any) -> bool:
+    """A held handler (:func:`receives_output`) that takes a model's tokens as they
+    come (a UI feed, ``StreamingStdOutCallbackHandler``)."""
+    return receives_output(handler) and overrides(handler, "on_llm_new_token")
+
+
+def replay_event(handler: Any, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+    """Tell ``handler`` a held callback event, as LangChain's sync dispatch does (an
+    async handler's coroutine is run to completion; a failing handler is logged unless
+    it asks to raise)."""
+    from langchain_core.callbacks.manager import handle_event
+
+    handle_event([handler], name, None, *args, **kwargs)
+
+
+async def areplay_event(
+    handler: Any, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]
+) -> None:
+    """:func:`replay_event` on the async path (LangChain's async dispatch)."""
+    from langchain_core.callbacks.manager import ahandle_event
+
+    await ahandle_event([handler], name, None, *args, **kwargs)
 
 
 def streaming_sinks(handler: Any) -> tuple[str, ...]:

@@ -42,7 +42,7 @@ from trustgate._output import NodeOutput
 from trustgate._report import REPORTS_KEY, Report
 from trustgate.errors import ConfigurationError, GateHalted, TrustgateError
 from trustgate.graph import _compat
-from trustgate.graph._streams import StreamHold
+from trustgate.graph._streams import Feedback, StreamHold
 from trustgate.policies._decision import GATE_MESSAGE_PREFIX, Rerender
 from trustgate.readers import covered
 
@@ -191,7 +191,8 @@ def _unseal(sealed: Mapping[str, Any], config: Mapping[str, Any] | None = None) 
 
 
 # what the crossing loop asks its driver to do: ("call", input), ("chain", (output,
-# context, durable)), ("keep_checkpoints", hold), ("keep_aside", reports), ("store", ops)
+# context, durable)), ("keep_checkpoints", hold), ("keep_aside", reports), ("store", ops),
+# ("release", (hold, how)): replay the held streams
 _Effect = tuple[str, Any]
 
 
@@ -699,8 +700,7 @@ class GuardedNode:
                     writer({"trustgate": r})
             raise HaltedInGraph(last.report)
         released = last.output
-        hold.release(everything=not released.rewritten and not carry, nested=self._nested_passes)
-        hold.close()
+        hold.close()  # what it held was replayed by the "release" effect
         if writer is not None:
             for r in reports:
                 if r.decision != "pass":
@@ -716,6 +716,24 @@ class GuardedNode:
         if carry:
             value = _prepend(carry, key, value)
         return value
+
+    def _release_how(self, released: NodeOutput, carry: Sequence[Any]) -> dict[str, Any]:
+        """How the hold replays a release: everything or only the stream-writer output,
+        and what the release hands on (a model call whose answer is not among it is
+        not replayed)."""
+        messages = [
+            m
+            for w in released.writes
+            for item in w.messages or ()
+            if (m := released.message(item)) is not None
+        ]
+        values = [released.value_of(i) for i, w in enumerate(released.writes) if not w.messages]
+        return {
+            "everything": not released.rewritten and not carry,
+            "nested": self._nested_passes,
+            "messages": messages,
+            "values": values,
+        }
 
     def _record(self, config: dict[str, Any], reports: list[Report]) -> None:
         """A released crossing's reports: the task's own write to ``trust_reports``,
@@ -742,6 +760,7 @@ class GuardedNode:
         inside this one, kept with this node's own."""
         reports: list[Report] = []
         carry: list[Any] = []
+        issues: list[str] = []  # everything the gate told the node so far
         key = "messages"
         attempt, current = 1, _private(input)
         while True:
@@ -771,6 +790,9 @@ class GuardedNode:
                 yield ("keep_aside", everything)
                 _hand_up(everything)
                 raise self._halt_paused(paused, chain, reports, config) from None
+            if attempt > 1:
+                # the attempt's input quotes the gate's feedback: no stream may show it
+                hold.feedback = Feedback(tuple(issues), GATE_MESSAGE_PREFIX, tuple(carry))
             output = self._output(value, input, raised, hold, record)
             chain = yield ("chain", (output, self._context(input, config, attempt), True))
             reports.extend(chain.reports)
@@ -781,15 +803,18 @@ class GuardedNode:
                 _hand_up(everything)
                 if chain.last.route != "release":
                     yield ("keep_aside", everything)
-                elif _unchanged(chain) and self._nested_passes:
+                elif _unchanged(chain) and self._nested_passes and attempt == 1:
+                    # a later attempt's subgraph state holds the gate's feedback
                     yield ("keep_checkpoints", hold)
                 if chain.last.route == "release" and released is not None:
                     yield ("store", released.store_writes)
+                    yield ("release", (hold, self._release_how(released, carry)))
                 return self._finish(config, chain, everything, hold, carry, key, raised)
             hold.close()
             if decision.carry:
                 key = decision.messages_key
             carry.extend(decision.carry)
+            issues.extend(decision.issues)
             current = _private(_with_issues(input, decision, carry))
             attempt += 1
 
@@ -813,6 +838,9 @@ class GuardedNode:
                         result = drive(run_chain(self.gates, output, ctx), check)
                     elif kind == "keep_checkpoints":
                         result = arg.keep_checkpoints()
+                    elif kind == "release":
+                        held, how = arg
+                        result = held.release(**how)
                     elif kind == "keep_aside":
                         result = None
                         _compat.keep_aside(config, _report_writes(arg))
@@ -849,6 +877,9 @@ class GuardedNode:
                         result = await adrive(run_chain(self.gates, output, ctx), check)
                     elif kind == "keep_checkpoints":
                         result = await arg.akeep_checkpoints()
+                    elif kind == "release":
+                        held, how = arg
+                        result = await held.arelease(**how)
                     elif kind == "keep_aside":
                         result = None
                         await _compat.akeep_aside(config, _report_writes(arg))

@@ -12,26 +12,71 @@ accounted for, the stream-writer payloads; the rewritten messages reach the stre
 when the node returns), or dropped (a halt, a failed attempt). This happens inside
 the node's own task, so it holds whichever graph or API the consumer streams from.
 
+Three things narrow a passing release further:
+
+* **Model calls the node discarded.** A node may ask its model twice (a draft, then a
+  revision; a middleware that re-asks) and return only the last answer. Every held
+  event is tagged with the callback run it was emitted for, the hold records each
+  model run's final message, and a release replays a model run's events only when
+  its message is among the released ones (same id, or the same text and tool calls:
+  a node that re-wraps the model's text releases that text). Events of no model run
+  (the node's chain and tool events) follow the rules above.
+* **The gate's feedback.** On a re-render the next attempt's input carries what the
+  gate told the node (the issues, a feedback message, the messages it carried), and
+  that quotes the rejected output. Before an attempt after the first is replayed,
+  every held payload is scrubbed of it: a feedback message becomes a content-free
+  placeholder of the same id (start and end events stay paired), an issue text
+  inside any string is replaced.
+* **User callback handlers.** A user's own handler (sync or async, any hook that
+  receives model or node output) is held like the graph's own streams, and replayed
+  in order through LangChain's own dispatch on release (subject to the above).
+  Tracers and telemetry handlers stay live (:func:`~trustgate.graph._compat.is_telemetry`).
+
 The other ways out of a running node are held in the same config: the checkpoints a
 subgraph inside it writes and its store writes (:mod:`trustgate.graph._held`), the
-channel writes it makes while it runs (``push_message``, a raw send), a user's own
-token handler, and functional-API tasks, which run in line as part of the node.
+channel writes it makes while it runs (``push_message``, a raw send), and
+functional-API tasks, which run in line as part of the node.
 """
 
 from __future__ import annotations
 
+import contextvars
+import dataclasses
+import inspect
+import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, BaseMessage
 
 from trustgate.graph import _compat
 from trustgate.graph._held import HeldSaver, HeldStore
 
-__all__ = ["StreamHold"]
+__all__ = ["Feedback", "StreamHold"]
 
 logger = logging.getLogger(__name__)
+
+# the callback run a swapped handler is handling while it emits into a sink
+_RUN: contextvars.ContextVar[Any] = contextvars.ContextVar("trustgate_callback_run", default=None)
+
+WITHHELD = "[withheld by trustgate]"
+"""What stands in a replayed payload where the gate's feedback to the node, or an answer
+the node discarded, was."""
+
+
+@dataclass(slots=True)
+class _Event:
+    """One held emission: the sink it was meant for, how it was emitted, the payload,
+    the LangChain config of a stream-writer call, and the callback run it belongs to."""
+
+    sink: _Sink
+    how: str
+    item: Any
+    cfg: Any = None
+    run: Any = None
 
 
 class _Sink:
@@ -45,14 +90,14 @@ class _Sink:
         self.kind = kind
 
     def __call__(self, item: Any) -> None:
-        self.hold.events.append((self, "call", item, None))
+        self.hold.events.append(_Event(self, "call", item, run=_RUN.get()))
 
     # the send_stream protocol of astream_events / astream_log handlers
     def send_nowait(self, item: Any) -> None:
-        self.hold.events.append((self, "send_nowait", item, None))
+        self.hold.events.append(_Event(self, "send_nowait", item, run=_RUN.get()))
 
     async def send(self, item: Any) -> None:
-        self.hold.events.append((self, "send_nowait", item, None))
+        self.hold.events.append(_Event(self, "send_nowait", item, run=_RUN.get()))
 
     def close(self) -> None:
         return None
@@ -81,7 +126,6 @@ def _inline_call(
     work, held with it. Retry and cache policies of such a task do not apply."""
     import asyncio
     import concurrent.futures
-    import inspect
 
     args, kwargs = input
     if inspect.iscoroutinefunction(func):
@@ -94,41 +138,32 @@ def _inline_call(
     return fut
 
 
-# what a callback handler is told while a run goes on
-_EVENTS = (
-    "on_llm_start",
-    "on_chat_model_start",
-    "on_llm_new_token",
-    "on_llm_end",
-    "on_llm_error",
-    "on_chain_start",
-    "on_chain_end",
-    "on_chain_error",
-    "on_tool_start",
-    "on_tool_end",
-    "on_tool_error",
-    "on_text",
-    "on_retry",
-    "on_agent_action",
-    "on_agent_finish",
-    "on_retriever_start",
-    "on_retriever_end",
-    "on_retriever_error",
-    "on_custom_event",
+_MODEL_EVENTS = frozenset(
+    {
+        "on_llm_start",
+        "on_chat_model_start",
+        "on_llm_new_token",
+        "on_llm_end",
+        "on_llm_error",
+        "on_stream_event",
+    }
 )
 
 
 class _HeldHandler(BaseCallbackHandler):
-    """A user's own handler that consumes a model's tokens (a UI feed, stdout): inside
-    a guarded node everything it is told waits with the node's output and is replayed
-    in order when the gate releases it unchanged. Tracers are not held (their timings
-    would be wrong)."""
+    """A user's own handler (a UI feed, stdout, a log of model answers, sync or async):
+    inside a guarded node everything it is told waits with the node's output and is
+    replayed in order when the gate releases it unchanged. Telemetry is not held (its
+    timings would be wrong)."""
+
+    # recording is instant and must keep the order of events; the real handler's own
+    # ``run_inline`` applies when it is replayed
+    run_inline = True
 
     def __init__(self, hold: StreamHold, real: Any) -> None:
         self._hold = hold
         self._real = real
         self.raise_error = getattr(real, "raise_error", False)
-        self.run_inline = getattr(real, "run_inline", False)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._real, name)
@@ -164,20 +199,226 @@ class _HeldHandler(BaseCallbackHandler):
 
 def _held_event(name: str) -> Callable[..., None]:
     def event(self: _HeldHandler, *args: Any, **kwargs: Any) -> None:
-        if getattr(type(self._real), name, None) is getattr(BaseCallbackHandler, name, None):
+        self._hold.note(name, args, kwargs)
+        if not _compat.overrides(self._real, name):
             if name == "on_chat_model_start":
                 # LangChain falls back to on_llm_start for a handler without it
                 raise NotImplementedError(f"{type(self._real).__name__} has no {name}")
             return  # the handler does nothing with this event
-        sink = _Sink(self._hold, getattr(self._real, name), "handler")
-        self._hold.events.append((sink, "event", (args, kwargs), None))
+        sink = _Sink(self._hold, self._real, "handler")
+        self._hold.events.append(
+            _Event(sink, "event", (name, args, kwargs), run=kwargs.get("run_id"))
+        )
 
     event.__name__ = name
     return event
 
 
-for _name in _EVENTS:
+for _name in _compat.CALLBACK_EVENTS:
     setattr(_HeldHandler, _name, _held_event(_name))
+
+
+# --- which model calls were released ------------------------------------------------------
+
+
+def _calls(message: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(message, AIMessage):
+        return ()
+    return tuple(
+        (str(c.get("name") or ""), json.dumps(c.get("args"), sort_keys=True, default=str))
+        for c in message.tool_calls
+    )
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, BaseMessage):
+        return value.text
+    return value if isinstance(value, str) else ""
+
+
+class _Released:
+    """What a release hands on, as a model run's output is compared with it: message
+    ids, (text, tool calls) of every message, and the texts of other written values."""
+
+    def __init__(self, messages: Iterable[Any], values: Iterable[Any]) -> None:
+        self.ids: set[str] = set()
+        self.shapes: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+        self.texts: set[str] = set()
+        for m in messages:
+            if not isinstance(m, BaseMessage):
+                continue
+            if m.id:
+                self.ids.add(str(m.id))
+            self.shapes.add((m.text, _calls(m)))
+        for v in values:
+            self._strings(v, 0)
+
+    def _strings(self, value: Any, depth: int) -> None:
+        if depth > 8:
+            return
+        if isinstance(value, str):
+            self.texts.add(value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                self._strings(v, depth + 1)
+            try:
+                self.texts.add(json.dumps(value, sort_keys=True, default=str))
+            except (TypeError, ValueError) as exc:  # a value JSON cannot show
+                logger.debug("a released value is not JSON: %s", exc)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                self._strings(v, depth + 1)
+        elif hasattr(value, "model_dump"):
+            self._strings(value.model_dump(mode="json"), depth + 1)
+
+    def has(self, output: Any) -> bool:
+        if isinstance(output, BaseMessage) and output.id and str(output.id) in self.ids:
+            return True
+        text, calls = _text(output), _calls(output)
+        if not text and not calls:
+            return False
+        if (text, calls) in self.shapes:
+            return True
+        if calls:
+            return False
+        if text in self.texts:
+            return True
+        try:  # structured output: the model's JSON, released parsed
+            parsed = json.loads(text)
+        except ValueError:
+            return False
+        return isinstance(parsed, dict) and json.dumps(parsed, sort_keys=True) in self.texts
+
+
+# --- the gate's feedback to a re-rendered node -------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Feedback:
+    """What the gate told the node for its next attempt (see the module docstring):
+    the issue texts, the id prefix of its feedback messages, the messages it carried."""
+
+    issues: tuple[str, ...] = ()
+    prefix: str = ""
+    messages: tuple[Any, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.issues or self.prefix or self.messages)
+
+    def told(self, message: BaseMessage) -> bool:
+        """Whether ``message`` is one the gate wrote into the node's input."""
+        if self.prefix and str(message.id or "").startswith(self.prefix):
+            return True
+        for carried in self.messages:
+            if not isinstance(carried, BaseMessage):
+                continue
+            if carried.id is not None and carried.id == message.id:
+                return True
+            if carried.id is None and message.id is None and carried == message:
+                return True
+        return False
+
+
+def _placeholder(message: BaseMessage) -> BaseMessage:
+    update: dict[str, Any] = {
+        "content": WITHHELD,
+        "additional_kwargs": {},
+        "response_metadata": {},
+        "name": None,
+    }
+    if isinstance(message, AIMessage):
+        update.update(tool_calls=[], invalid_tool_calls=[])
+        if hasattr(message, "tool_call_chunks"):
+            update["tool_call_chunks"] = []
+    if hasattr(message, "artifact"):
+        update["artifact"] = None
+    return message.model_copy(update=update)
+
+
+class _Scrubber:
+    """A copy of a held payload with the gate's feedback and the answers of discarded
+    model calls replaced (a revision's input quotes its draft); objects with nothing to
+    scrub are returned as they are (the same object)."""
+
+    def __init__(self, feedback: Feedback, discarded: Sequence[Any] = ()) -> None:
+        self.feedback = feedback
+        self.ids = {str(m.id) for m in discarded if isinstance(m, BaseMessage) and m.id}
+        self.shapes = {(_text(m), _calls(m)) for m in discarded if _text(m) or _calls(m)}
+        texts = {_text(m) for m in discarded if len(_text(m)) >= 8}
+        self.issues = sorted({i for i in (*feedback.issues, *texts) if i}, key=len, reverse=True)
+        self.memo: dict[int, Any] = {}
+        self.alive: list[Any] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.feedback or self.ids or self.shapes)
+
+    def _withheld(self, message: BaseMessage) -> bool:
+        if self.feedback.told(message):
+            return True
+        if message.id and str(message.id) in self.ids:
+            return True
+        return (message.text, _calls(message)) in self.shapes
+
+    def __call__(self, obj: Any, depth: int = 0) -> Any:
+        if obj is None or isinstance(obj, (bool, int, float, bytes)) or depth > 40:
+            return obj
+        if isinstance(obj, str):
+            for issue in self.issues:
+                if issue in obj:
+                    obj = obj.replace(issue, WITHHELD)
+            return obj
+        key = id(obj)
+        if key in self.memo:
+            return self.memo[key]
+        self.alive.append(obj)
+        self.memo[key] = obj  # a cycle back to this object keeps the original
+        out = self._rebuild(obj, depth + 1)
+        self.memo[key] = out
+        return out
+
+    def _rebuild(self, obj: Any, d: int) -> Any:
+        if isinstance(obj, BaseMessage) and self._withheld(obj):
+            return _placeholder(obj)
+        if isinstance(obj, dict):
+            pairs = [(k, self(k, d), self(v, d)) for k, v in obj.items()]
+            if all(k is nk and v is obj[k] for k, nk, v in pairs):
+                return obj
+            try:
+                new = type(obj)()
+            except TypeError:
+                new = {}
+            for _k, nk, v in pairs:
+                new[nk] = v
+            return new
+        if isinstance(obj, (list, tuple)):
+            items = [self(v, d) for v in obj]
+            if all(a is b for a, b in zip(items, obj, strict=True)):
+                return obj
+            if isinstance(obj, list):
+                return items
+            if hasattr(obj, "_make"):
+                return obj._make(items)
+            return tuple(items)
+        if hasattr(obj, "model_copy") and hasattr(obj, "__dict__"):
+            changed = {k: nv for k, v in vars(obj).items() if (nv := self(v, d)) is not v}
+            return obj.model_copy(update=changed) if changed else obj
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            changed = {
+                f.name: nv
+                for f in dataclasses.fields(obj)
+                if (nv := self(v := getattr(obj, f.name, None), d)) is not v
+            }
+            if not changed:
+                return obj
+            try:
+                return dataclasses.replace(obj, **changed)
+            except (TypeError, ValueError) as exc:  # a field init cannot take
+                logger.debug("rebuilding a %s to scrub it: %s", type(obj).__name__, exc)
+                return WITHHELD
+        return obj
+
+
+# --- the hold --------------------------------------------------------------------------
 
 
 class StreamHold:
@@ -185,10 +426,12 @@ class StreamHold:
 
     def __init__(self, config: dict[str, Any], *, strict: bool = True) -> None:
         self._strict = strict
-        self.events: list[tuple[_Sink, str, Any, Any]] = []
+        self.events: list[_Event] = []
         self.custom: list[Any] = []
         self.sent: list[tuple[str, Any]] = []  # channel writes made during the run
         self._copies: list[tuple[Any, Any]] = []  # (copy, original) message handlers
+        self._models: dict[Any, list[Any]] = {}  # model run id -> its final outputs
+        self.feedback = Feedback()  # set for an attempt after the first
         self.saver: HeldSaver | None = None
         self.store: HeldStore | None = None
         self.held_store: list[Any] | None = None  # a durable task's store writes, unsealed
@@ -247,14 +490,63 @@ class StreamHold:
         def write(payload: Any) -> None:
             self.custom.append(payload)
             sink = _Sink(self, real, "custom")
-            self.events.append((sink, "custom", payload, var_child_runnable_config.get()))
+            self.events.append(_Event(sink, "custom", payload, var_child_runnable_config.get()))
 
         return write
+
+    def note(self, name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> None:
+        """Keep track of model runs and their final output (any handler in the node
+        reports the same callback events; noting them twice changes nothing)."""
+        if name not in _MODEL_EVENTS:
+            return
+        run = kwargs.get("run_id")
+        if run is None:
+            return
+        outputs = self._models.setdefault(run, [])
+        if name == "on_llm_end":
+            response = args[0] if args else kwargs.get("response")
+            found = [
+                getattr(gen, "message", None) or getattr(gen, "text", None)
+                for gens in getattr(response, "generations", None) or ()
+                for gen in gens
+            ]
+            for out in found:
+                if out is not None and not any(out is o for o in outputs):
+                    outputs.append(out)
+
+    def _tagged(self, method: Callable[..., Any], name: str) -> Callable[..., Any]:
+        """``method`` of a swapped handler, run with its callback run as the current
+        one, so each emission it makes is tagged with the run it belongs to."""
+        hold = self
+        if inspect.iscoroutinefunction(method):
+
+            async def atagged(*args: Any, **kwargs: Any) -> Any:
+                hold.note(name, args, kwargs)
+                token = _RUN.set(kwargs.get("run_id"))
+                try:
+                    return await method(*args, **kwargs)
+                finally:
+                    _RUN.reset(token)
+
+            return atagged
+
+        def tagged(*args: Any, **kwargs: Any) -> Any:
+            hold.note(name, args, kwargs)
+            token = _RUN.set(kwargs.get("run_id"))
+            try:
+                return method(*args, **kwargs)
+            finally:
+                _RUN.reset(token)
+
+        return tagged
+
+    def _holds(self, handler: Any) -> bool:
+        return self._strict and _compat.receives_output(handler)
 
     def _swap(self, handler: Any) -> Any | None:
         sinks = _compat.streaming_sinks(handler)
         if not sinks:
-            if self._strict and _compat.consumes_tokens(handler):
+            if self._holds(handler):
                 return _HeldHandler(self, handler)
             return handler
         if sinks == ("?",):
@@ -267,6 +559,10 @@ class StreamHold:
         twin = _clone(handler)
         for attr in sinks:
             setattr(twin, attr, _Sink(self, getattr(handler, attr), attr))
+        for name in _compat.CALLBACK_EVENTS:
+            method = getattr(twin, name, None)
+            if callable(method):
+                setattr(twin, name, self._tagged(method, name))
         if hasattr(handler, "seen") and isinstance(handler.seen, set):
             twin.seen = set(handler.seen)
             twin.metadata = {}
@@ -286,9 +582,8 @@ class StreamHold:
             return self._handlers(callbacks)
         if hasattr(callbacks, "handlers") and hasattr(callbacks, "copy"):
             if not any(
-                _compat.streaming_sinks(h) or (self._strict and _compat.consumes_tokens(h))
-                for h in callbacks.handlers
-            ):
+                _compat.streaming_sinks(h) or self._holds(h) for h in callbacks.handlers
+            ) and not any(self._holds(h) for h in callbacks.inheritable_handlers):
                 return callbacks
             twins: dict[int, Any] = {}
 
@@ -314,6 +609,7 @@ class StreamHold:
         self.events.clear()
         self.custom.clear()
         self.sent.clear()
+        self._models.clear()
         if self.store is not None:
             self.store.take()
 
@@ -340,31 +636,100 @@ class StreamHold:
         self._copies.clear()
         self.config = {}
 
-    def release(self, *, everything: bool, nested: bool = True) -> None:
-        """Replay what is held: everything (the gate passed the output unchanged), or
-        only the stream-writer payloads (the gate rewrote something; the rewritten
-        messages reach the stream when the node returns)."""
-        from langchain_core.runnables.config import var_child_runnable_config
+    def _unreleased_models(self, messages: Sequence[Any], values: Sequence[Any]) -> set[Any]:
+        released = _Released(messages, values)
+        return {
+            run
+            for run, outputs in self._models.items()
+            if not any(released.has(out) for out in outputs)
+        }
 
+    def _plan(
+        self,
+        everything: bool,
+        nested: bool,
+        messages: Sequence[Any] | None,
+        values: Sequence[Any],
+    ) -> list[_Event]:
+        """What a release replays, in order, scrubbed of the gate's feedback."""
         events, self.events = self.events, []
         self.custom = []
+        dropped: set[Any] = set()
         if everything:
+            if messages is not None:
+                dropped = self._unreleased_models(messages, values)
+                if dropped:
+                    logger.debug(
+                        "%d model call(s) whose answer the node did not return: their "
+                        "events are not replayed",
+                        len(dropped),
+                    )
             for twin, original in self._copies:
                 original.seen.update(twin.seen)
-        for sink, how, item, cfg in events:
-            if how == "custom":
-                token = var_child_runnable_config.set(cfg) if cfg is not None else None
-                try:
-                    sink.real(item)
-                finally:
-                    if token is not None:
-                        var_child_runnable_config.reset(token)
-            elif not everything or (sink.kind == "nested" and not nested):
-                continue  # nested graphs' own events: released only when declared
-            elif how == "call":
-                sink.real(item)
-            elif how == "event":
-                args, kwargs = item
-                sink.real(*args, **kwargs)
+        discarded = [out for run in dropped for out in self._models.get(run, ())]
+        self._models.clear()
+        plan = []
+        for ev in events:
+            if ev.how != "custom":
+                if not everything or (ev.sink.kind == "nested" and not nested):
+                    continue  # nested graphs' own events: released only when declared
+                if ev.run is not None and ev.run in dropped:
+                    continue
+            plan.append(ev)
+        scrub = _Scrubber(self.feedback, discarded)
+        if scrub:
+            for ev in plan:
+                ev.item = scrub(ev.item)
+        return plan
+
+    @staticmethod
+    def _deliver(ev: _Event) -> None:
+        from langchain_core.runnables.config import var_child_runnable_config
+
+        if ev.how == "custom":
+            token = var_child_runnable_config.set(ev.cfg) if ev.cfg is not None else None
+            try:
+                ev.sink.real(ev.item)
+            finally:
+                if token is not None:
+                    var_child_runnable_config.reset(token)
+        elif ev.how == "call":
+            ev.sink.real(ev.item)
+        elif ev.how == "event":
+            name, args, kwargs = ev.item
+            _compat.replay_event(ev.sink.real, name, args, kwargs)
+        else:
+            ev.sink.real.send_nowait(ev.item)
+
+    def release(
+        self,
+        *,
+        everything: bool,
+        nested: bool = True,
+        messages: Sequence[Any] | None = None,
+        values: Sequence[Any] = (),
+    ) -> None:
+        """Replay what is held: everything (the gate passed the output unchanged), or
+        only the stream-writer payloads (the gate rewrote something; the rewritten
+        messages reach the stream when the node returns). ``messages`` (and the other
+        ``values``) are what the release hands on: a model call whose answer is not
+        among them is not replayed. An async user handler is replayed through
+        LangChain's own sync dispatch (its coroutines run to completion)."""
+        for ev in self._plan(everything, nested, messages, values):
+            self._deliver(ev)
+
+    async def arelease(
+        self,
+        *,
+        everything: bool,
+        nested: bool = True,
+        messages: Sequence[Any] | None = None,
+        values: Sequence[Any] = (),
+    ) -> None:
+        """:meth:`release` on the async path: user handlers are awaited in order."""
+        for ev in self._plan(everything, nested, messages, values):
+            if ev.how == "event":
+                name, args, kwargs = ev.item
+                await _compat.areplay_event(ev.sink.real, name, args, kwargs)
             else:
-                sink.real.send_nowait(item)
+                self._deliver(ev)
