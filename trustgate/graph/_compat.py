@@ -154,6 +154,31 @@ def put_op(fields: Sequence[Any]) -> Any:
     return PutOp(*fields)
 
 
+def store_with_writes(store: Any, ops: Sequence[Any]) -> Any:
+    """A scratch ``InMemoryStore`` holding what ``store`` (an ``InMemoryStore``) holds
+    with ``ops`` applied one by one, as separate writes (``None`` for any other store).
+
+    Reads of the scratch copy answer as ``store`` would after those writes, in its own
+    order. It has no index (nothing is embedded): only for reads that rank nothing.
+    The item table is ``InMemoryStore._data`` (namespace → key → ``Item``)."""
+    from langgraph.store.memory import InMemoryStore
+
+    if not isinstance(store, InMemoryStore):
+        return None
+    data = getattr(store, "_data", None)
+    if not isinstance(data, dict):
+        logger.warning(
+            "InMemoryStore keeps no _data table in this LangGraph version: reads in a "
+            "guarded node merge held writes in the order of the other stores"
+        )
+        return None
+    scratch = InMemoryStore()
+    scratch._data.update({ns: dict(items) for ns, items in list(data.items())})
+    for op in ops:
+        scratch.batch([op])
+    return scratch
+
+
 def put_to_store(config: Mapping[str, Any], ops: Sequence[Any]) -> bool:
     """Apply held store writes to the run's real store (sync: an async-only store is
     driven by the sync bridge LangGraph's stores provide)."""
