@@ -521,6 +521,16 @@ def branch_ends(builder: Any, node: str) -> list[tuple[str, Any]]:
     return [(name, getattr(b, "ends", None)) for name, b in branches.items()]
 
 
+def branch_paths(builder: Any) -> list[tuple[str, str, Any, Any]]:
+    """(node, name, path runnable, declared ends) of every conditional branch: the
+    routing functions, which run in the node's task after the node returned."""
+    out: list[tuple[str, str, Any, Any]] = []
+    for node, branches in (getattr(builder, "branches", None) or {}).items():
+        for name, b in branches.items():
+            out.append((str(node), str(name), getattr(b, "path", None), getattr(b, "ends", None)))
+    return out
+
+
 def channels(builder: Any) -> dict[str, Any]:
     return dict(getattr(builder, "channels", None) or {})
 
