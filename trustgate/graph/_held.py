@@ -290,10 +290,9 @@ def _operator(value: Any, op: str, wanted: Any) -> bool:
     if op == "$ne":
         return bool(value != wanted)
     if op in ("$gt", "$gte", "$lt", "$lte"):
-        try:
-            a, b = float(value), float(wanted)
-        except (TypeError, ValueError):
-            return False  # not comparable: the item does not match
+        if value is None:
+            return False  # no such field: no match (a database compares NULL as unknown)
+        a, b = float(value), float(wanted)  # a value that is no number fails, as in a store
         return {"$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[op]
     raise ValueError(f"Unsupported operator: {op}")
 
