@@ -146,6 +146,7 @@ def test_sample_input_and_json(
             "reason": "held by the gate on 'step1'",
             "gate": "check",
             "via": "step1",
+            "fix": "",
         }
     ]
     assert data["sample_run"]["outcome"] == "finished"

@@ -1,5 +1,6 @@
-"""``audit()``: every node whose output is model output, and whether a gate holds each
-way out of it. Three answers, never a false all-clear.
+"""``audit()``: every node whose output is model output (and every routing function
+that calls a model), and whether a gate holds each way out of it. Three answers, never
+a false all-clear.
 
 Each crossing and each path out of it is ``guarded`` (a gate holds it), ``unguarded``
 (model output leaves with nothing in the way) or ``unknown`` (the audit could not tell,
@@ -14,7 +15,8 @@ Crossings are found
   module globals a node's code names, at any depth of helpers), a model *factory* its
   code calls (``init_chat_model``, ``load_chat_model``, a chat-model class constructed
   in the body: the model that a run-time context or configuration names), or an agent
-  or compiled subgraph that contains one;
+  or compiled subgraph that contains one; the same walk runs over the routing function
+  of every conditional edge;
 * **by a sample run**, when ``sample_input`` is given: the graph runs once on a copy
   (fresh in-memory checkpointer) with **every chat model and every tool replaced by a
   recording stub**, so nothing with side effects runs (real tools only with
@@ -29,10 +31,17 @@ Paths out of a crossing: plain, waiting and conditional edges, the ``Command``
 destinations a node declares, and **handoffs**: ``Command(graph=Command.PARENT,
 goto=...)`` raised by a tool or node anywhere inside the node (a supervisor's or a
 swarm's handoff tools, a nested agent's), followed to their targets. Which nodes carry
-gates is asked of :func:`trustgate.graph.guarded_nodes` and nothing else: a gate on a
-node holds everything the node emits, so every path out of it, handoffs raised inside
-it included, is guarded by that gate. ``TrustGateMiddleware`` in a ``create_agent``
-agent guards the paths after its ``after_model`` hooks.
+gates is asked of what ``guard()`` installed (:func:`trustgate.graph.guarded_nodes`
+names them) and nothing else: a gate on a node holds everything the node emits, so
+every path out of it, handoffs raised inside it included, is guarded by that gate.
+``TrustGateMiddleware`` in a ``create_agent`` agent guards the paths after its
+``after_model`` hooks.
+
+Not guards, however a node is gated: a gate that verifies nothing (no verifiers); a
+routing function that calls a model (it runs after the node's gates released the
+output: its own crossing, always ``unguarded``); a remote graph the node calls (its
+tools ran on its server before the gate saw anything: ``unknown``). Each crossing says
+what was found (``found``) and each open path how to close it (``fix``).
 
 Example:
     ```python

@@ -3,10 +3,20 @@
 Paths: plain, waiting and conditional edges, the ``Command`` destinations a node
 declares, and handoffs (``Command(graph=Command.PARENT, goto=...)`` raised by a tool or
 node anywhere inside it), followed to their targets. Which nodes carry gates is asked
-of :func:`trustgate.graph.guarded_nodes` and nothing else: a gate on a node holds
-everything the node emits, so every path out of it is guarded by that gate.
-``TrustGateMiddleware`` in a ``create_agent`` agent guards the paths after its
-``after_model`` hooks.
+of what ``guard()`` installed on them (:func:`trustgate.graph.guarded_nodes` names
+them) and nothing else: a gate on a node holds everything the node emits, so every path
+out of it is guarded by that gate. ``TrustGateMiddleware`` in a ``create_agent`` agent
+guards the paths after its ``after_model`` hooks.
+
+Three things are not a guard, however a node is gated:
+
+* a gate that verifies nothing (no verifiers: what it reads is released unchecked,
+  what it lets through unread too): the node counts as ungated, and the row says so;
+* a routing function (a conditional edge's path function) that calls a model: it runs
+  in the node's task *after* the gates released the node's output, so what it decides
+  is never held. It is a crossing of its own, always ``unguarded``;
+* a remote graph the node calls (``RemoteGraph``): the gate holds what comes back, but
+  the remote side has already run its tools. Such a path is ``unknown``.
 """
 
 from __future__ import annotations
@@ -17,9 +27,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.constants import END
+from langgraph.constants import END, START
 
-from trustgate._audit._discovery import _find, _Found, _Handoff, _middleware_hook
+from trustgate._audit._discovery import (
+    _find,
+    _find_routing,
+    _Found,
+    _Handoff,
+    _middleware_hook,
+)
 from trustgate._audit._results import (
     AuditedCrossing,
     AuditPath,
@@ -32,18 +48,55 @@ from trustgate.graph import _compat
 
 __all__: list[str] = []
 
+ROUTING_FIX = (
+    "move the model call into a node that returns Command(goto=...) or writes the "
+    "decision to state, and gate that node with Routes() or FromKey(...)"
+)
+"""How to close a routing function that calls a model: make the decision a node's
+output, which a gate can read and hold."""
+REMOTE_FIX = "guard the remote graph's model node on the server that runs it"
 
-def _model_gates(middleware: Any) -> list[str]:
+
+def _verifies(gate: Any) -> bool:
+    """A gate with no verifier checks nothing: what it reads is released as verified."""
+    return bool(getattr(gate, "verifiers", ()))
+
+
+@dataclass(frozen=True)
+class _Gates:
+    """The gates on one node: those that verify something, and those that verify nothing."""
+
+    holding: tuple[str, ...] = ()
+    idle: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, gates: Iterable[Any]) -> _Gates:
+        gates = list(gates)
+        return cls(
+            tuple(g.name for g in gates if _verifies(g)),
+            tuple(g.name for g in gates if not _verifies(g)),
+        )
+
+    @property
+    def any(self) -> bool:
+        return bool(self.holding or self.idle)
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(repr(n) for n in names)
+
+
+def _model_gates(middleware: Any) -> list[Any]:
     try:
         from trustgate.graph._middleware import TrustGateMiddleware
     except ImportError:  # pragma: no cover
         return []
     if isinstance(middleware, TrustGateMiddleware):
-        return [g.name for g in middleware.model_gates]
+        return list(middleware.model_gates)
     return []
 
 
-def _tool_gates(spec: Any) -> list[str]:
+def _tool_gates(spec: Any) -> list[Any]:
     """Tool gates of ``TrustGateMiddleware`` wrapped around a ``create_agent`` tool node.
 
     They check each tool call of the model's message before the tool runs, so the path
@@ -54,7 +107,7 @@ def _tool_gates(spec: Any) -> list[str]:
     except ImportError:  # pragma: no cover
         return []
     runnable = _compat.node_runnable(spec)
-    found: list[str] = []
+    found: list[Any] = []
     seen: set[int] = set()
 
     def walk(obj: Any, depth: int) -> None:
@@ -62,7 +115,7 @@ def _tool_gates(spec: Any) -> list[str]:
             return
         seen.add(id(obj))
         if isinstance(obj, TrustGateMiddleware):
-            found.extend(g.name for g in obj.tool_gates)
+            found.extend(obj.tool_gates)
         elif isinstance(obj, types.MethodType):
             walk(obj.__self__, depth + 1)
             walk(obj.__func__, depth + 1)
@@ -79,7 +132,7 @@ def _tool_gates(spec: Any) -> list[str]:
 
     for attr in ("_wrap_tool_call", "_awrap_tool_call"):
         walk(getattr(runnable, attr, None), 0)
-    return list(dict.fromkeys(found))
+    return list({id(g): g for g in found}.values())
 
 
 def _targets(ends: Any) -> list[str]:
@@ -115,6 +168,8 @@ class _Route:
     kind: PathKind
     gates: tuple[str, ...] = ()
     via: str | None = None
+    idle: tuple[str, ...] = ()
+    """Middleware gates met on the way that verify nothing (no guard)."""
 
 
 def _routes(builder: Any, node: str) -> list[_Route]:
@@ -129,22 +184,38 @@ def _routes(builder: Any, node: str) -> list[_Route]:
             seen.add(key)
             out.append(route)
 
-    def follow(source: str, gates: list[str], via: str | None, visited: set[str]) -> None:
+    def follow(
+        source: str, gates: list[str], idle: list[str], via: str | None, visited: set[str]
+    ) -> None:
         for target, kind in _raw_paths(builder, source):
             spec = _compat.node_specs(builder).get(target) if target is not None else None
             hook = _middleware_hook(spec) if spec is not None else None
             if target is not None and hook is not None and target not in visited:
                 # create_agent: model → after_model hooks (last middleware first) → routing
-                more = _model_gates(hook[0])
-                follow(target, [*gates, *more], target if more else via, visited | {target})
+                more = _Gates.of(_model_gates(hook[0]))
+                follow(
+                    target,
+                    [*gates, *more.holding],
+                    [*idle, *more.idle],
+                    target if more.holding else via,
+                    visited | {target},
+                )
                 continue
-            tool_gates = _tool_gates(spec) if spec is not None and not gates else []
-            if tool_gates:
-                add(_Route(target, kind, tuple(tool_gates), target))
+            tools = _Gates.of(_tool_gates(spec)) if spec is not None and not gates else _Gates()
+            if tools.holding:
+                add(_Route(target, kind, tools.holding, target))
                 continue
-            add(_Route(target, kind, tuple(dict.fromkeys(gates)), via))
+            add(
+                _Route(
+                    target,
+                    kind,
+                    tuple(dict.fromkeys(gates)),
+                    via,
+                    tuple(dict.fromkeys([*idle, *tools.idle])),
+                )
+            )
 
-    follow(node, [], None, {node})
+    follow(node, [], [], None, {node})
     return out
 
 
@@ -154,32 +225,60 @@ def _check(builder: Any) -> None:
     check_builder(builder)
 
 
-def _guarded(builder: Any) -> dict[str, tuple[str, ...]]:
-    from trustgate.graph import guarded_nodes
+def _guarded(builder: Any) -> dict[str, _Gates]:
+    """The gates ``guard()`` put on each node (those that verify something apart)."""
+    from trustgate.graph import _guard
 
-    return guarded_nodes(builder)
+    out: dict[str, _Gates] = {}
+    for name, spec in _compat.node_specs(builder).items():
+        node = _guard._node_of(spec)
+        if node is not None:
+            out[name] = _Gates.of(node.gates)
+    return out
 
 
-def _static_crossings(
-    builder: Any, seen: set[int] | None = None, depth: int = 0
-) -> tuple[list[AuditedCrossing], list[_Handoff]]:
-    """The crossings of one graph, and the handoffs raised anywhere inside it (each
-    marked held when the inner node raising it carries a gate)."""
+@dataclass
+class _Graph:
+    """What one (sub)graph holds, for the node that contains it."""
+
+    crossings: list[AuditedCrossing]
+    handoffs: list[_Handoff]
+    remote_nodes: list[str]
+    remotes: list[str]
+
+
+def _static_crossings(builder: Any, seen: set[int] | None = None, depth: int = 0) -> _Graph:
+    """The crossings of one graph (nodes and routing functions), the handoffs raised
+    anywhere inside it (each marked held when the inner node raising it carries a gate
+    that verifies something), and the remote graphs in it."""
     _check(builder)
     guarded = _guarded(builder)
-    crossings: list[AuditedCrossing] = []
-    handoffs: list[_Handoff] = []
+    graph = _Graph([], [], [], [])
     for name, found in _find(builder, seen, depth).items():
-        gates = guarded.get(name, ())
+        gates = guarded.get(name, _Gates())
         for h in found.handoffs:
-            handoffs.append(
-                _Handoff(h.candidates, h.where, h.held_by or tuple(gates))
-                if gates or h.held_by
+            graph.handoffs.append(
+                _Handoff(h.candidates, h.where, h.held_by or gates.holding)
+                if gates.holding or h.held_by
                 else h
             )
-        if found.models or found.inner_gates or found.unknown:
-            crossings.append(_crossing(builder, name, "static", found, gates, ()))
-    return crossings, handoffs
+        graph.remote_nodes.extend(found.remote_nodes)
+        graph.remotes.extend(found.remotes)
+        if _is_crossing(found):
+            graph.crossings.append(_crossing(builder, name, "static", found, gates, ()))
+    for (node, fn), found in _find_routing(builder, seen, depth).items():
+        graph.remotes.extend(found.remotes + found.remote_nodes)
+        if _is_crossing(found):
+            graph.crossings.append(
+                _crossing(
+                    builder, node, "static", found, guarded.get(node, _Gates()), (), routing=fn
+                )
+            )
+    return graph
+
+
+def _is_crossing(found: _Found) -> bool:
+    return bool(found.models or found.inner_gates or found.unknown)
 
 
 def _handoff_routes(builder: Any, found: _Found) -> list[tuple[_Route, str, tuple[str, ...]]]:
@@ -195,25 +294,70 @@ def _handoff_routes(builder: Any, found: _Found) -> list[tuple[_Route, str, tupl
     return out
 
 
+def _subject(node: str, routing: str | None) -> str:
+    if routing is None:
+        return f"node {node!r}"
+    return f"routing function {routing!r} " + ("at START" if node == START else f"of {node!r}")
+
+
+def _found_text(subject: str, found: _Found) -> str:
+    """What was found, in one line: ``node 'x' calls ChatOpenAI``."""
+    labels = list(dict.fromkeys(found.labels))
+    remote = [*found.remote_nodes, *found.remotes]
+    if labels:
+        text = f"{subject} calls {', '.join(labels)}"
+    elif remote:
+        return f"{subject} calls a remote graph ({remote[0]})"
+    elif found.models:  # seen only in the sample run
+        text = f"{subject}: {found.models[0]}"
+    elif found.inner_gates:
+        text = f"{subject} runs a subgraph whose models are gated inside it"
+    elif found.unknown:
+        text = f"{subject}: {found.unknown[0]}"
+    else:
+        text = subject
+    if remote:
+        text += f", and a remote graph ({remote[0]})"
+    return text
+
+
+def _unknown_fix(reason: str) -> str:
+    """How to close a path the audit could not follow, from why it could not."""
+    if "remote graph" in reason or "RemoteGraph" in reason:
+        return REMOTE_FIX
+    if "dynamic import" in reason:
+        return "import the model's module statically, so the audit can follow it"
+    if "Pregel graph" in reason:
+        return "build it as a StateGraph, so the audit can open it"
+    if "handoff target" in reason:
+        return "name the handoff target as a string in the code or the tool's metadata"
+    return "give the audit a sample_input, so a sample run can see what the node does"
+
+
 def _crossing(
     builder: Any,
     node: str,
     found_by: Detection,
     found: _Found,
-    gates: tuple[str, ...],
+    gates: _Gates,
     sample_notes: Sequence[str],
+    *,
+    routing: str | None = None,
 ) -> AuditedCrossing:
     unknown_node = not found.models and not found.inner_gates and bool(found.unknown)
     inner = [g for g in found.inner_gates if g]
     inner_only = bool(inner) and not found.models and not found.unknown
-    routes: list[tuple[_Route, str, tuple[str, ...]]] = [
-        (r, "", ()) for r in _routes(builder, node)
-    ]
-    if not routes:
-        # nowhere to go: the output stays in the final state the caller reads
-        routes = [(_Route(END, "plain"), "", ())]
-    if found.models or inner_only or unknown_node:
-        routes += _handoff_routes(builder, found)
+    routes: list[tuple[_Route, str, tuple[str, ...]]]
+    if routing is not None:
+        routes = [(r, "", ()) for r in _routing_routes(builder, node, routing)]
+    else:
+        routes = [(r, "", ()) for r in _routes(builder, node)]
+        if not routes:
+            # nowhere to go: the output stays in the final state the caller reads
+            routes = [(_Route(END, "plain"), "", ())]
+        if found.models or inner_only or unknown_node:
+            routes += _handoff_routes(builder, found)
+    subject = _subject(node, routing)
     paths: list[AuditPath] = []
     seen: set[tuple[Any, ...]] = set()
     for route, where, held_by in routes:
@@ -221,10 +365,14 @@ def _crossing(
         if key in seen:
             continue
         seen.add(key)
-        paths.append(_path(node, route, where, held_by, gates, inner, inner_only, found))
+        if routing is not None:
+            paths.append(_routing_path(node, route, gates, inner, inner_only, found))
+        else:
+            paths.append(_path(node, route, where, held_by, gates, inner, inner_only, found))
     detail = [*found.models, *found.unknown, *sample_notes]
     if inner_only:
         detail += [f"subgraph gated inside by {g}" for g in inner]
+    detail += [f"remote graph: {r}" for r in (*found.remote_nodes, *found.remotes)]
     statuses = {p.status for p in paths}
     status: Status = (
         "unguarded"
@@ -234,15 +382,59 @@ def _crossing(
         else "guarded"
     )
     reason = next((p.reason for p in paths if p.status == status), "")
+    own = gates.holding if routing is None else ()
     return AuditedCrossing(
         node=node,
         found_by=found_by,
         status=status,
         reason=reason,
         paths=tuple(paths),
-        gates=tuple(gates) or tuple(dict.fromkeys(g for p in paths if p.gate for g in [p.gate])),
-        detail=tuple(detail),
+        gates=own
+        or tuple(dict.fromkeys(g for p in paths if p.gate and p.guarded for g in [p.gate])),
+        detail=tuple(dict.fromkeys(detail)),
+        found=_found_text(subject, found),
+        routing=routing,
     )
+
+
+def _routing_routes(builder: Any, node: str, routing: str) -> list[_Route]:
+    """Where a routing function can send the run: its branch's declared ends."""
+    for name, ends in _compat.branch_ends(builder, node):
+        if name == routing:
+            targets = list(dict.fromkeys(_targets(ends)))
+            return [_Route(t, "conditional") for t in targets] or [_Route(None, "conditional")]
+    return [_Route(None, "conditional")]
+
+
+def _routing_path(
+    node: str,
+    route: _Route,
+    gates: _Gates,
+    inner: list[str],
+    inner_only: bool,
+    found: _Found,
+) -> AuditPath:
+    """A path a routing function picks. Whatever gates the node carries, the function
+    runs after they released the node's output: no gate holds its decision."""
+    common = {"target": route.target, "kind": route.kind}
+    if inner_only:
+        return AuditPath(
+            **common,
+            status="guarded",
+            reason="every model inside the subgraph it runs is gated there",
+            gate="; ".join(inner),
+            via=node,
+        )
+    held = gates.holding + gates.idle
+    why = "it runs after the gates of its node have released the node's output, so " + (
+        f"the gate on {node!r} ({_names(held)}) does not hold what it decides"
+        if held
+        else "no gate holds what it decides"
+    )
+    if found.models:
+        return AuditPath(**common, status="unguarded", reason=why, fix=ROUTING_FIX)
+    reason = found.unknown[0] if found.unknown else why
+    return AuditPath(**common, status="unknown", reason=reason, fix=_unknown_fix(reason))
 
 
 def _path(
@@ -250,20 +442,62 @@ def _path(
     route: _Route,
     where: str,
     held_by: tuple[str, ...],
-    gates: tuple[str, ...],
+    gates: _Gates,
     inner: list[str],
     inner_only: bool,
     found: _Found,
 ) -> AuditPath:
     common = {"target": route.target, "kind": route.kind}
-    if gates:
+    remote = [*found.remote_nodes, *found.remotes]
+    if gates.holding and remote:
+        # the gate holds what comes back; the remote side already ran (its tools too)
+        return AuditPath(
+            **common,
+            status="unknown",
+            reason=(
+                f"the gate on {node!r} holds only what comes back from the remote graph: "
+                "what runs there, its tools included, has run before the gate sees it"
+            ),
+            gate=", ".join(gates.holding),
+            via=node,
+            fix=REMOTE_FIX,
+        )
+    if gates.holding:
         return AuditPath(
             **common,
             status="guarded",
             reason=f"held by the gate on {node!r}",
-            gate=", ".join(gates),
+            gate=", ".join(gates.holding),
             via=node,
         )
+    path = _open_path(node, route, where, held_by, inner, inner_only, found)
+    idle = tuple(dict.fromkeys([*gates.idle, *route.idle]))
+    if idle and not path.guarded:
+        # a gate with nothing to verify is no guard: say so where a gate seems to stand
+        which = "which verifies" if len(idle) == 1 else "which verify"
+        path = path.model_copy(
+            update={
+                "reason": f"gated by {_names(idle)}, {which} nothing",
+                "gate": ", ".join(idle),
+                "via": node if gates.idle else route.via,
+                "fix": f"add a verifier to {_names(idle)}",
+            }
+        )
+    return path
+
+
+def _open_path(
+    node: str,
+    route: _Route,
+    where: str,
+    held_by: tuple[str, ...],
+    inner: list[str],
+    inner_only: bool,
+    found: _Found,
+) -> AuditPath:
+    """A path out of a node no gate of its own holds (what else may stand on it)."""
+    common = {"target": route.target, "kind": route.kind}
+    guard_fix = f"put a gate on it: trustgate.guard(graph, {{{node!r}: gate}})"
     if route.kind == "handoff":
         if held_by:
             return AuditPath(
@@ -274,10 +508,13 @@ def _path(
                 via=node,
             )
         why = "no gate holds this handoff" if route.target else "handoff target not resolved"
+        if found.models:
+            return AuditPath(**common, status="unguarded", reason=f"{why}: {where}", fix=guard_fix)
         return AuditPath(
             **common,
-            status="unguarded" if found.models else "unknown",
+            status="unknown",
             reason=f"{why}: {where}",
+            fix=_unknown_fix(why) if not route.target else guard_fix,
         )
     if route.gates:
         return AuditPath(
@@ -296,10 +533,17 @@ def _path(
             via=node,
         )
     if found.models:
-        return AuditPath(**common, status="unguarded", reason="no gate on this node")
+        return AuditPath(**common, status="unguarded", reason="no gate on this node", fix=guard_fix)
     if found.unknown:
-        return AuditPath(**common, status="unknown", reason=found.unknown[0])
-    return AuditPath(**common, status="unguarded", reason="model run seen in the sample run")
+        return AuditPath(
+            **common,
+            status="unknown",
+            reason=found.unknown[0],
+            fix=_unknown_fix(found.unknown[0]),
+        )
+    return AuditPath(
+        **common, status="unguarded", reason="model run seen in the sample run", fix=guard_fix
+    )
 
 
 def _combine(graph: Any, builder: Any, run: Any) -> AuditResult:
@@ -308,30 +552,54 @@ def _combine(graph: Any, builder: Any, run: Any) -> AuditResult:
     roots = {id(graph), id(builder)}
     guarded = _guarded(builder)
     found = _find(builder, roots, 0)
+    routing = _find_routing(builder, roots, 0)
     dynamic: Mapping[str, int] = run.model_nodes if run is not None else {}
+    dynamic_routing: Mapping[tuple[str, str], int] = run.routing if run is not None else {}
     unreached: Iterable[str] = run.sample.unreached if run is not None else ()
     result = AuditResult()
-    for name in _compat.node_specs(builder):
-        if name not in found:
-            continue  # trustgate's own nodes, agent middleware hooks
-        f = found[name]
-        static = bool(f.models or f.inner_gates or f.unknown)
-        seen_run = name in dynamic
-        if not static and not seen_run:
-            continue
-        notes: list[str] = []
-        if seen_run and not f.models and not f.inner_gates:
-            f = _Found(
-                [f"{dynamic[name]} model run(s) in the sample run"],
-                [],
-                list(f.unknown),
-                list(f.handoffs),
-            )
-        if name in unreached:
-            notes.append("the sample run stopped at an interrupt in this node")
-        found_by: Detection = (
-            "static+sample_run" if static and seen_run else "static" if static else "sample_run"
-        )
-        result.append(_crossing(builder, name, found_by, f, guarded.get(name, ()), notes))
+    for name in [START, *_compat.node_specs(builder)]:
+        if name in found:  # not trustgate's own nodes, nor agent middleware hooks
+            f = found[name]
+            notes: list[str] = []
+            if name in unreached:
+                notes.append("the sample run stopped at an interrupt in this node")
+            crossing = _with_sample(f, dynamic.get(name, 0))
+            if crossing is not None:
+                f, found_by = crossing
+                result.append(
+                    _crossing(builder, name, found_by, f, guarded.get(name, _Gates()), notes)
+                )
+        for (source, fn), rf in routing.items():
+            if source != name:
+                continue
+            crossing = _with_sample(rf, dynamic_routing.get((source, fn), 0))
+            if crossing is not None:
+                rf, found_by = crossing
+                result.append(
+                    _crossing(
+                        builder, source, found_by, rf, guarded.get(source, _Gates()), (), routing=fn
+                    )
+                )
     result.sample_run = run.sample if run is not None else None
     return result
+
+
+def _with_sample(f: _Found, runs: int) -> tuple[_Found, Detection] | None:
+    """What was found, with the model runs the sample run saw; None: no crossing."""
+    static = _is_crossing(f)
+    if not static and not runs:
+        return None
+    if runs and not f.models and not f.inner_gates:
+        f = _Found(
+            [f"{runs} model run(s) in the sample run"],
+            [],
+            list(f.unknown),
+            list(f.handoffs),
+            ["a model (seen in the sample run)"],
+            list(f.remote_nodes),
+            list(f.remotes),
+        )
+    found_by: Detection = (
+        "static+sample_run" if static and runs else "static" if static else "sample_run"
+    )
+    return f, found_by

@@ -1,5 +1,6 @@
 """Static discovery: what a node's runnable refers to (models, model factories,
-agents and subgraphs that hold one, handoffs raised inside it).
+agents and subgraphs that hold one, handoffs raised inside it, remote graphs), and
+what the routing functions of its conditional edges refer to.
 
 Never by node names: a model-calling node named ``step1`` is found, a node named
 ``llm`` that calls no model is not. The walk is bounded (depth, items per container,
@@ -8,6 +9,7 @@ objects per node) so a huge object graph costs a bounded time.
 
 from __future__ import annotations
 
+import dis
 import functools
 import logging
 import sys
@@ -53,9 +55,20 @@ class _Handoff:
 @dataclass
 class _Found:
     models: list[str] = field(default_factory=list)
+    """Where each model is (for ``detail``)."""
     inner_gates: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     handoffs: list[_Handoff] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    """What each model is, in a few words (``ChatOpenAI``, ``init_chat_model()``)."""
+    remote_nodes: list[str] = field(default_factory=list)
+    """Remote graphs that are the node itself, or nodes of the graph it is (any depth)."""
+    remotes: list[str] = field(default_factory=list)
+    """Remote graphs the node's code reaches (closures, globals, bindings)."""
+
+    def model(self, where: str, label: str) -> None:
+        self.models.append(where)
+        self.labels.append(label)
 
 
 def _code_names(code: types.CodeType) -> set[str]:
@@ -64,6 +77,20 @@ def _code_names(code: types.CodeType) -> set[str]:
         if isinstance(const, types.CodeType):
             names |= _code_names(const)
     return names
+
+
+def _called_globals(code: types.CodeType) -> set[str]:
+    """Globals the code loads to call (``RemoteGraph(...)``), not to pass on
+    (``isinstance(x, RemoteGraph)``): since Python 3.11 a global loaded as a callee
+    carries the low bit of ``LOAD_GLOBAL``'s argument (it pushes a NULL with it)."""
+    found: set[str] = set()
+    for ins in dis.get_instructions(code):
+        if ins.opname == "LOAD_GLOBAL" and isinstance(ins.arg, int) and ins.arg & 1:
+            found.add(str(ins.argval))
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _called_globals(const)
+    return found
 
 
 def _code_strings(code: types.CodeType) -> set[str]:
@@ -106,12 +133,24 @@ def _opaque(obj: Any) -> str | None:
     return None
 
 
-class _Finder:
-    """Walks the object graph under a node's runnable looking for models and handoffs."""
+def _is_remote(obj: Any) -> bool:
+    from langgraph.pregel.remote import RemoteGraph
 
-    def __init__(self, seen: set[int] | None = None) -> None:
+    return isinstance(obj, RemoteGraph) or (isinstance(obj, type) and issubclass(obj, RemoteGraph))
+
+
+class _Finder:
+    """Walks the object graph under a node's runnable looking for models and handoffs.
+
+    ``root`` is the node's runnable itself: a remote graph that is the root, or a node
+    of the graph the root is, is one of the node's own parts (``remote_nodes``); one
+    reached any other way is called by the node's code (``remotes``).
+    """
+
+    def __init__(self, seen: set[int] | None = None, root: Any = None) -> None:
         self.seen: set[int] = set(seen or ())
         self.found = _Found()
+        self.root = root
 
     def walk(self, obj: Any, where: str, depth: int = 0) -> None:
         try:
@@ -136,16 +175,18 @@ class _Finder:
             return
         self.seen.add(id(obj))
         if isinstance(obj, BaseLanguageModel):
-            self.found.models.append(f"{type(obj).__name__} ({where})")
+            self.found.model(f"{type(obj).__name__} ({where})", type(obj).__name__)
             return
         if _is_boundary(obj):
             return
         if _is_state_graph(obj):
-            self._subgraph(_builder_of(obj), where, depth)
+            self._subgraph(_builder_of(obj), where, depth, structural=obj is self.root)
             return
         why = _opaque(obj)
         if why is not None:
             self.found.unknown.append(f"{where}: {why}")
+            if _is_remote(obj):
+                (self.found.remote_nodes if obj is self.root else self.found.remotes).append(where)
             return
         self._handoff_tool(obj, where)
         if isinstance(obj, functools.partial):
@@ -217,9 +258,22 @@ class _Finder:
                 continue
             value = glb[var]
             if isinstance(value, type) and issubclass(value, BaseLanguageModel):
-                self.found.models.append(
-                    f"{value.__name__} constructed at run time by {name} ({where})"
+                self.found.model(
+                    f"{value.__name__} constructed at run time by {name} ({where})",
+                    value.__name__,
                 )
+                continue
+            if (
+                isinstance(value, type)
+                and _is_remote(value)
+                and var in _called_globals(fn.__code__)
+            ):
+                # ``RemoteGraph(...)`` built in the body: a remote graph all the same
+                self.found.unknown.append(
+                    f"{name} builds a {value.__name__} at run time: what runs there "
+                    "cannot be inspected"
+                )
+                self.found.remotes.append(f"{value.__name__} constructed by {name} ({where})")
                 continue
             if isinstance(value, types.ModuleType):
                 if _is_library(value.__name__) or value.__name__.startswith("trustgate"):
@@ -237,7 +291,7 @@ class _Finder:
     ) -> None:
         """What a user function's own code does: build a model, import, hand off."""
         for factory in sorted(names & _FACTORIES):
-            self.found.models.append(f"model built at run time: {name} calls {factory}()")
+            self.found.model(f"model built at run time: {name} calls {factory}()", f"{factory}()")
         for dyn in sorted(names & _DYNAMIC_IMPORTS):
             self.found.unknown.append(f"dynamic import in {name} ({dyn}): not followed")
         if "PARENT" in names:
@@ -263,14 +317,25 @@ class _Finder:
                 if isinstance(v, types.FunctionType):
                     self._function(v, f"method {cls.__name__}.{k}", depth + 1)
 
-    def _subgraph(self, builder: Any, where: str, depth: int) -> None:
+    def _subgraph(self, builder: Any, where: str, depth: int, *, structural: bool) -> None:
         from trustgate._audit._crossings import _static_crossings
 
-        inner, handoffs = _static_crossings(builder, self.seen, depth + 1)
-        self.found.handoffs.extend(handoffs)
+        graph = _static_crossings(builder, self.seen, depth + 1)
+        inner = graph.crossings
+        self.found.handoffs.extend(graph.handoffs)
+        # a remote node of a subgraph that is this node is one of this node's parts; one
+        # of a subgraph this node's code calls is called by the code
+        (self.found.remote_nodes if structural else self.found.remotes).extend(
+            f"{where}, inside it {r}" for r in graph.remote_nodes
+        )
+        self.found.remotes.extend(f"{where}, inside it {r}" for r in graph.remotes)
         for c in inner:
+            part = f"routing function {c.routing!r} of {c.node!r}" if c.routing else repr(c.node)
             if c.status == "unguarded":
-                self.found.models.append(f"subgraph node {c.node!r}: {', '.join(c.detail)}")
+                self.found.model(
+                    f"subgraph {'' if c.routing else 'node '}{part}: {', '.join(c.detail)}",
+                    f"a subgraph ({c.found})" if c.found else "a subgraph with a model",
+                )
             elif c.status == "unknown":
                 self.found.unknown.append(f"subgraph node {c.node!r}: {c.reason}")
         if inner and all(c.status == "guarded" for c in inner):
@@ -327,7 +392,20 @@ def _find(builder: Any, seen: set[int] | None, depth: int) -> dict[str, _Found]:
     for name, spec in _compat.node_specs(builder).items():
         if _middleware_hook(spec) is not None:
             continue
-        finder = _Finder(seen)  # what encloses this subgraph is not walked again
-        finder.walk(_compat.node_runnable(spec), f"node {name!r}", depth)
+        runnable = _compat.node_runnable(spec)
+        finder = _Finder(seen, root=runnable)  # what encloses this subgraph is not walked again
+        finder.walk(runnable, f"node {name!r}", depth)
         found[name] = finder.found
+    return found
+
+
+def _find_routing(builder: Any, seen: set[int] | None, depth: int) -> dict[tuple[str, str], _Found]:
+    """What each routing function (a conditional edge's path) refers to, by (the node
+    the edge leaves, the routing function's name). A model found there decides a route
+    after the node's gates have released its output."""
+    found: dict[tuple[str, str], _Found] = {}
+    for node, name, path, _ends in _compat.branch_paths(builder):
+        finder = _Finder(seen, root=path)
+        finder.walk(path, f"routing function {name!r} of {node!r}", depth)
+        found[(node, name)] = finder.found
     return found

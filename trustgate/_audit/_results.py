@@ -35,7 +35,8 @@ class AuditPath(BaseModel):
     ``conditional`` branch, ``command`` (a ``Command(goto=...)`` destination the node
     declared) or ``handoff`` (``Command.PARENT`` raised inside the node). ``status`` is
     ``guarded``, ``unguarded`` or ``unknown``; ``reason`` says why; ``gate`` names the
-    gate(s) that hold it; ``via`` the node that holds them.
+    gate(s) that hold it; ``via`` the node that holds them; ``fix`` how to close a path
+    that is not guarded (empty when it is).
 
     Example:
         ```python
@@ -51,6 +52,7 @@ class AuditPath(BaseModel):
     reason: str = ""
     gate: str | None = None
     via: str | None = None
+    fix: str = ""
 
     @property
     def guarded(self) -> bool:
@@ -61,9 +63,16 @@ class AuditPath(BaseModel):
 class AuditedCrossing(BaseModel):
     """A node whose output is (or may be) model output, with every path out of it.
 
-    ``found_by`` says how it was found (``static``, ``sample_run`` or both); ``detail``
-    what was found (which model or factory, through which reference), so a surprising
-    entry can be traced to the line that holds the model. ``status`` is ``unguarded``
+    ``found_by`` says how it was found (``static``, ``sample_run`` or both); ``found``
+    says in one line what was found (``"node 'draft' calls ChatOpenAI"``); ``detail``
+    where (which model or factory, through which reference), so a surprising entry can
+    be traced to the line that holds the model.
+
+    ``routing`` names the routing function when the crossing is one: the path function
+    of a conditional edge out of ``node`` that calls a model (a grader that picks the
+    next node). It runs after the node's gates have released the node's output, so no
+    gate holds what it decides: such a crossing is ``unguarded`` whatever gates the node
+    carries, until the model call moves into a node of its own. ``status`` is ``unguarded``
     when any path is, else ``unknown`` when any path is, else ``guarded``; ``reason``
     says why in one line. A node with no declared way out is reported with one path to
     ``"__end__"`` (its output stays in the state the caller reads).
@@ -84,11 +93,28 @@ class AuditedCrossing(BaseModel):
     paths: tuple[AuditPath, ...]
     gates: tuple[str, ...] = ()
     detail: tuple[str, ...] = ()
+    found: str = ""
+    routing: str | None = None
 
     @property
     def guarded(self) -> bool:
         """True only when every path out of the node is proven guarded."""
         return self.status == "guarded"
+
+    def explain(self, path: AuditPath) -> str:
+        """One line for one path: what was found, why the path is what it is, and how
+        to close it (``"node 'x' calls ChatOpenAI, gated by 'g', which verifies
+        nothing: add a verifier to 'g'"``).
+
+        Example:
+            ```python
+            for c in trustgate.audit(app):
+                for p in c.paths:
+                    print(c.explain(p))
+            ```
+        """
+        text = f"{self.found}, {path.reason}" if self.found else path.reason
+        return f"{text}: {path.fix}" if path.fix else text
 
 
 class SampleToolCall(BaseModel):
@@ -108,7 +134,8 @@ class SampleRun(BaseModel):
     A sample run that stopped early saw only the nodes before the stop; ``unreached``
     names the interrupted nodes it could not get past (they and what follows them are
     ``unknown`` coverage). ``model_nodes`` lists every top-level node seen starting a
-    (stubbed) model run, gate nodes included; ``tool_calls`` every tool call, and
+    (stubbed) model run, gate nodes included (a model run inside a routing function is
+    counted in ``model_routing``, not for its node); ``tool_calls`` every tool call, and
     whether the real tool ran.
 
     Example:
@@ -124,6 +151,8 @@ class SampleRun(BaseModel):
     outcome: Literal["finished", "interrupted", "halted", "error"]
     detail: str = ""
     model_nodes: tuple[str, ...] = ()
+    model_routing: tuple[str, ...] = ()
+    """Routing functions seen starting a model run, as ``node:function``."""
     unattributed: int = 0
     """Model runs whose metadata named no graph node."""
     tool_calls: tuple[SampleToolCall, ...] = ()

@@ -10,6 +10,11 @@ structured-output request with a minimal valid object, so the run goes down tool
 handoff paths. A handoff tool (``Command.PARENT``) is answered by the handoff itself,
 without running the tool's code, so the run follows it.
 
+A model run inside a routing function (a conditional edge's path function) carries the
+metadata of the node the edge leaves, but no gate on that node holds it: the sample run
+keeps the tree of chain runs (a callback handler in the run's config) and counts such a
+model run for the routing function, not for the node.
+
 The patches touch LangChain's public model and tool entry points (``generate``,
 ``agenerate``, ``stream``, ``astream``, ``BaseTool.run``, ``BaseTool.arun``; each is
 checked when installed). What is not public (the helper ``init_chat_model`` builds
@@ -29,7 +34,9 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
+from uuid import UUID
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult, LLMResult
@@ -65,19 +72,43 @@ class _Scope:
 
     run_tools: bool
     nodes: frozenset[str]
+    branches: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Node → the names of the routing functions of its conditional edges."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     model_nodes: dict[str, int] = field(default_factory=dict)
+    routing: dict[tuple[str, str], int] = field(default_factory=dict)
     unattributed: int = 0
     tool_calls: list[tuple[str | None, str, bool]] = field(default_factory=list)
     offered: set[str] = field(default_factory=set)
+    runs: dict[UUID, tuple[UUID | None, str, str | None]] = field(default_factory=dict)
+    """Chain runs in progress: run id → (parent run id, name, node)."""
 
-    def model_call(self, metadata: Mapping[str, Any] | None) -> None:
+    def model_call(self, metadata: Mapping[str, Any] | None, callbacks: Any = None) -> None:
         node = _node_of(metadata)
+        route = self._routing_of(getattr(callbacks, "parent_run_id", None))
         with self.lock:
-            if node is None:
+            if route is not None:
+                self.routing[route] = self.routing.get(route, 0) + 1
+            elif node is None:
                 self.unattributed += 1
             else:
                 self.model_nodes[node] = self.model_nodes.get(node, 0) + 1
+
+    def _routing_of(self, run_id: UUID | None) -> tuple[str, str] | None:
+        """(node, routing function) when a run inside one started the model run: a
+        chain run named like one of the node's routing functions, started by the node's
+        own run (LangGraph runs a branch's path in the node's task, after the node)."""
+        with self.lock:
+            for _ in range(256):  # a bound on the walk up the tree
+                if run_id is None or run_id not in self.runs:
+                    return None
+                parent, name, node = self.runs[run_id]
+                if node is not None and name in self.branches.get(node, ()):
+                    up = self.runs.get(parent) if parent is not None else None
+                    if up is not None and up[1] == node:
+                        return node, name
+                run_id = parent
+        return None
 
     def tool_call(self, metadata: Mapping[str, Any] | None, tool: str, ran: bool) -> None:
         with self.lock:
@@ -112,6 +143,46 @@ class _Scope:
 _SCOPE: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
     "trustgate_audit_sample_run", default=None
 )
+
+
+class _RunTree(BaseCallbackHandler):
+    """Keeps the chain runs in progress of a sample run, so a model run can be traced
+    to the routing function it was started in."""
+
+    run_inline = True
+
+    def __init__(self, scope: _Scope) -> None:
+        super().__init__()
+        self.scope = scope
+
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        name = kwargs.get("name") or (serialized or {}).get("name") or ""
+        node = (metadata or {}).get("langgraph_node")
+        with self.scope.lock:
+            self.scope.runs[run_id] = (
+                parent_run_id,
+                str(name),
+                node if isinstance(node, str) else None,
+            )
+
+    def _end(self, run_id: UUID) -> None:
+        with self.scope.lock:
+            self.scope.runs.pop(run_id, None)
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        self._end(run_id)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._end(run_id)
 
 
 def _node_of(metadata: Mapping[str, Any] | None) -> str | None:
@@ -199,7 +270,7 @@ def _patch_models() -> None:
     stream, astream = BaseChatModel.stream, BaseChatModel.astream
 
     def result(scope: _Scope, messages: Any, kwargs: dict[str, Any]) -> LLMResult:
-        scope.model_call(kwargs.get("metadata"))
+        scope.model_call(kwargs.get("metadata"), kwargs.get("callbacks"))
         gens = [[ChatGeneration(message=scope.reply(list(m), kwargs))] for m in messages]
         return LLMResult(generations=cast(Any, gens))
 
@@ -354,6 +425,8 @@ def _patch_factory() -> None:
 class Outcome:
     model_nodes: dict[str, int]
     sample: Any  # trustgate._audit._results.SampleRun
+    routing: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(node, routing function) → model runs started inside that routing function."""
 
 
 class _Run:
@@ -380,12 +453,21 @@ class _Run:
         else:
             self.app = copy_builder(graph, type(graph)).compile(checkpointer=saver)
         self.plan = plan
-        self.scope = _Scope(run_tools=plan.run_tools, nodes=frozenset(_builder_of(graph).nodes))
+        builder = _builder_of(graph)
+        branches: dict[str, set[str]] = {}
+        for node, name, _path, _ends in _compat.branch_paths(builder):
+            branches.setdefault(node, set()).add(name)
+        self.scope = _Scope(
+            run_tools=plan.run_tools,
+            nodes=frozenset(builder.nodes),
+            branches={k: frozenset(v) for k, v in branches.items()},
+        )
         cfg: dict[str, Any] = dict(plan.config or {})
         if cfg.get("callbacks") is not None and not isinstance(cfg["callbacks"], list):
             from trustgate.errors import ConfigurationError
 
             raise ConfigurationError("audit(): pass config callbacks as a list of handlers")
+        cfg["callbacks"] = [*(cfg.get("callbacks") or []), _RunTree(self.scope)]
         configurable = dict(cfg.get("configurable") or {})
         configurable["thread_id"] = f"trustgate-audit-{uuid.uuid4().hex}"
         cfg["configurable"] = configurable
@@ -432,10 +514,12 @@ class _Run:
         first = self.detail.splitlines()[0] if self.detail else ""
         return Outcome(
             model_nodes=dict(self.scope.model_nodes),
+            routing=dict(self.scope.routing),
             sample=SampleRun(
                 outcome=cast(Any, self.outcome),
                 detail=first[:500],
                 model_nodes=tuple(self.scope.model_nodes),
+                model_routing=tuple(f"{n}:{f}" for n, f in self.scope.routing),
                 unattributed=self.scope.unattributed,
                 tool_calls=tuple(
                     SampleToolCall(node=n, tool=t, ran=r) for n, t, r in self.scope.tool_calls

@@ -3,8 +3,10 @@
 Loads ``attr`` from ``module`` (the current directory is on the import path, as with
 uvicorn); it may be a compiled graph, a ``StateGraph`` builder, or a zero-argument
 callable returning one. Prints one row per path out of each node whose output is (or
-may be) model output: ``guarded`` (a gate holds it), ``UNGUARDED``, or ``UNKNOWN`` with
-the reason the audit could not tell. ``unknown`` never counts as guarded.
+may be) model output, and out of each routing function that calls a model: ``guarded``
+(a gate holds it), ``UNGUARDED``, or ``UNKNOWN`` (the audit could not tell). Each row
+says what was found, why the path is what it is, and how to close it. ``unknown`` never
+counts as guarded; a gate that verifies nothing is no guard.
 
 ``--input JSON`` also runs the graph once on that input, on a copy with an in-memory
 checkpointer, with every chat model and every tool replaced by a recording stub
@@ -182,19 +184,24 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _print(result: Any) -> None:
-    rows = [("NODE", "FOUND BY", "PATH TO", "KIND", "GATE", "STATUS", "REASON")]
+    rows = [
+        ("NODE", "FOUND BY", "PATH TO", "KIND", "GATE", "STATUS", "FOUND, WHY, HOW TO CLOSE IT")
+    ]
     for c in result:
+        node = "START" if c.node == "__start__" else c.node
+        if c.routing is not None:
+            node = f"{node} (routing {c.routing})"
         for p in c.paths:
             target = "END" if p.target == "__end__" else (p.target or "? (not declared)")
             rows.append(
                 (
-                    c.node,
+                    node,
                     c.found_by,
                     target,
                     p.kind,
                     p.gate or "-",
                     _STATUS_WORD[p.status],
-                    p.reason,
+                    c.explain(p),
                 )
             )
     if len(rows) > 1:

@@ -154,6 +154,31 @@ def put_op(fields: Sequence[Any]) -> Any:
     return PutOp(*fields)
 
 
+def store_with_writes(store: Any, ops: Sequence[Any]) -> Any:
+    """A scratch ``InMemoryStore`` holding what ``store`` (an ``InMemoryStore``) holds
+    with ``ops`` applied one by one, as separate writes (``None`` for any other store).
+
+    Reads of the scratch copy answer as ``store`` would after those writes, in its own
+    order. It has no index (nothing is embedded): only for reads that rank nothing.
+    The item table is ``InMemoryStore._data`` (namespace → key → ``Item``)."""
+    from langgraph.store.memory import InMemoryStore
+
+    if not isinstance(store, InMemoryStore):
+        return None
+    data = getattr(store, "_data", None)
+    if not isinstance(data, dict):
+        logger.warning(
+            "InMemoryStore keeps no _data table in this LangGraph version: reads in a "
+            "guarded node merge held writes in the order of the other stores"
+        )
+        return None
+    scratch = InMemoryStore()
+    scratch._data.update({ns: dict(items) for ns, items in list(data.items())})
+    for op in ops:
+        scratch.batch([op])
+    return scratch
+
+
 def put_to_store(config: Mapping[str, Any], ops: Sequence[Any]) -> bool:
     """Apply held store writes to the run's real store (sync: an async-only store is
     driven by the sync bridge LangGraph's stores provide)."""
@@ -624,6 +649,16 @@ def branch_ends(builder: Any, node: str) -> list[tuple[str, Any]]:
     """(name, declared ends) of each conditional branch out of ``node``."""
     branches = (getattr(builder, "branches", None) or {}).get(node, {})
     return [(name, getattr(b, "ends", None)) for name, b in branches.items()]
+
+
+def branch_paths(builder: Any) -> list[tuple[str, str, Any, Any]]:
+    """(node, name, path runnable, declared ends) of every conditional branch: the
+    routing functions, which run in the node's task after the node returned."""
+    out: list[tuple[str, str, Any, Any]] = []
+    for node, branches in (getattr(builder, "branches", None) or {}).items():
+        for name, b in branches.items():
+            out.append((str(node), str(name), getattr(b, "path", None), getattr(b, "ends", None)))
+    return out
 
 
 def channels(builder: Any) -> dict[str, Any]:

@@ -216,6 +216,26 @@ def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]
                 name,
                 ", ".join(inner_tools),
             )
+        # --- remote graphs: what runs on another server cannot be held here ---------
+        from trustgate._audit._remote import remote_graphs
+
+        remote = remote_graphs(_compat.node_runnable(spec), f"node {name!r}")
+        if remote.nodes:
+            raise ConfigurationError(
+                f"guard(): {name!r} is a remote graph or runs one as a node "
+                f"({'; '.join(remote.nodes)}): its model and tools run on the remote "
+                "server before a gate here sees anything; guard its model node where "
+                "the remote graph is served"
+            )
+        if remote.called:
+            logger.warning(
+                "guard(): %r calls a remote graph (%s): its tools run on the remote "
+                "server before the gate sees anything; guard its model node where the "
+                "remote graph is served",
+                name,
+                "; ".join(remote.called),
+            )
+        # --- end of remote graphs -----------------------------------------------------
         durable = any(isinstance(p, Review) for p in _policies(chain))
         node = GuardedNode(
             name,

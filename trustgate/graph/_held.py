@@ -19,7 +19,15 @@ import builtins
 import copy
 import logging
 import threading
-from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Collection,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -32,7 +40,20 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
+
+from trustgate.graph import _compat
 
 __all__ = ["HeldSaver", "HeldStore"]
 
@@ -235,14 +256,112 @@ class HeldSaver(BaseCheckpointSaver[Any]):
                     self.real.put_writes(*args)
 
 
+_PAGE = 500
+"""How many items or namespaces one read of the real store asks for while merging."""
+
+_Steps = Generator[list[Op], list[Result], Any]
+"""A read plan: yields the ops it needs the real store to answer, receives their results."""
+
+
+def _under(namespace: tuple[str, ...], prefix: tuple[str, ...]) -> bool:
+    return namespace[: len(prefix)] == prefix
+
+
+def _compare(value: Any, wanted: Any) -> bool:
+    """A search filter on one value, the JSONB-like way LangGraph's stores apply it
+    (nested objects, lists element by element, ``$eq``/``$ne``/``$gt``/``$gte``/
+    ``$lt``/``$lte``)."""
+    if isinstance(wanted, dict):
+        if any(str(k).startswith("$") for k in wanted):
+            return all(_operator(value, k, v) for k, v in wanted.items())
+        return isinstance(value, dict) and all(_compare(value.get(k), v) for k, v in wanted.items())
+    if isinstance(wanted, (list, tuple)):
+        return (
+            isinstance(value, (list, tuple))
+            and len(value) == len(wanted)
+            and all(_compare(a, b) for a, b in zip(value, wanted, strict=False))
+        )
+    return bool(value == wanted)
+
+
+def _operator(value: Any, op: str, wanted: Any) -> bool:
+    if op == "$eq":
+        return bool(value == wanted)
+    if op == "$ne":
+        return bool(value != wanted)
+    if op in ("$gt", "$gte", "$lt", "$lte"):
+        if value is None:
+            return False  # no such field: no match (a database compares NULL as unknown)
+        a, b = float(value), float(wanted)  # a value that is no number fails, as in a store
+        return {"$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[op]
+    raise ValueError(f"Unsupported operator: {op}")
+
+
+def _matches(value: Mapping[str, Any], filter: Mapping[str, Any] | None) -> bool:
+    return not filter or all(_compare(value.get(k), v) for k, v in filter.items())
+
+
+def _ns_matches(conditions: Sequence[MatchCondition] | None, ns: tuple[str, ...]) -> bool:
+    """A namespace against ``list_namespaces`` prefix/suffix conditions (``*`` matches
+    any one label)."""
+    for c in conditions or ():
+        path = tuple(c.path)
+        if len(ns) < len(path):
+            return False
+        pairs = (
+            zip(ns, path, strict=False)
+            if c.match_type == "prefix"
+            else zip(reversed(ns), reversed(path), strict=False)
+        )
+        if any(p != "*" and k != p for k, p in pairs):
+            return False
+    return True
+
+
+def _final(ops: Sequence[PutOp]) -> dict[tuple[tuple[str, ...], str], PutOp]:
+    """The last held write of each key, oldest last write first."""
+    last: dict[tuple[tuple[str, ...], str], PutOp] = {}
+    for op in ops:
+        last.pop((op.namespace, op.key), None)
+        last[(op.namespace, op.key)] = op
+    return last
+
+
 class HeldStore(BaseStore):
     """A guarded node's writes to the long-term store, held until its gate decides.
 
     A node that puts a model's claim into the store while it runs would publish it to
-    every later run before any gate looked. Puts and deletes are kept here (reads see
-    them, so the node behaves as with the real store) and written to the real store
-    when the gate releases the output; a halt or a failed attempt drops them.
-    Searches and namespace listings read the real store only.
+    every later run before any gate looked. Puts and deletes are kept here and written
+    to the real store when the gate releases the output; a halt or a failed attempt
+    drops them. Every read sees the held writes, so an honest node (put a memory, then
+    search for it) behaves exactly as with the real store:
+
+    * ``get``: a held put returns its value, a held delete returns nothing.
+    * ``search`` without a ``query`` (or on a store without an index, where a query
+      ranks nothing): the real store's items with the held writes applied, in the
+      order the real store would return them after those writes. Held puts under the
+      namespace prefix that match the filter appear with their held value, held
+      deletes hide items, held overwrites replace values; ``limit`` and ``offset``
+      apply after the merge. An ``InMemoryStore`` is read as a scratch copy of its
+      items with the held writes applied (its own order: insertion order, an
+      overwrite keeps its place); any other store is read in the order of
+      ``PostgresStore`` and ``SqliteStore`` (most recently updated first, so the held
+      items come first, the latest write first).
+    * ``search`` with a ``query`` on a store with an index: the real store ranks what
+      it holds; a held item is not ranked, because ranking it would send the value, not
+      yet released by the gate, to the index's embedding model. Items the held writes
+      delete or overwrite are dropped from the real ranking (their score belongs to
+      the old value), and the held puts matching the prefix and filter follow every
+      ranked item, unscored (``score=None``), latest write first; ``limit`` and
+      ``offset`` apply to the merged list. A node that searches by meaning for a memory
+      it wrote in the same step finds it after the real matches.
+    * ``list_namespaces``: the namespaces as the real store would list them after the
+      held writes: a held put adds its namespace; a namespace whose every item is
+      deleted by held writes disappears (an ``InMemoryStore`` keeps listing an emptied
+      namespace, and so does its scratch copy); conditions, ``max_depth``, ``limit``
+      and ``offset`` apply after the merge.
+
+    Reads answer from the held writes made before them (in the same batch too).
     """
 
     def __init__(self, real: BaseStore) -> None:
@@ -255,9 +374,12 @@ class HeldStore(BaseStore):
                 return cast(PutOp, op)
         return None
 
-    def _split(self, ops: Iterable[Op]) -> tuple[list[Result | None], list[tuple[int, Op]]]:
-        results: list[Result | None] = []
+    def _plan(self, ops: Iterable[Op]) -> Generator[list[Op], list[Result], list[Result]]:
+        """Answer a batch: held writes kept, reads merged with them; what needs the real
+        store is yielded to the driver (sync or async)."""
+        results: list[Result] = []
         passed: list[tuple[int, Op]] = []
+        merged: list[tuple[int, _Steps]] = []
         for i, op in enumerate(ops):
             results.append(None)
             if isinstance(op, PutOp):
@@ -272,25 +394,114 @@ class HeldStore(BaseStore):
                         created_at=now,
                         updated_at=now,
                     )
+            elif isinstance(op, SearchOp) and any(
+                _under(p.namespace, op.namespace_prefix) for p in self.ops
+            ):
+                merged.append((i, self._search(op, list(self.ops))))
+            elif isinstance(op, ListNamespacesOp) and self.ops:
+                merged.append((i, self._namespaces(op, list(self.ops))))
             else:
                 passed.append((i, op))
-        return results, passed
+        if passed:
+            got = yield [op for _, op in passed]
+            for (i, _), r in zip(passed, got, strict=True):
+                results[i] = r
+        for i, steps in merged:
+            results[i] = yield from steps
+        return results
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        results, passed = self._split(ops)
-        if passed:
-            for (i, _), got in zip(passed, self.real.batch([op for _, op in passed]), strict=True):
-                results[i] = got
-        return results
+        steps = self._plan(ops)
+        try:
+            need = next(steps)
+            while True:
+                need = steps.send(self.real.batch(need))
+        except StopIteration as done:
+            return cast(list[Result], done.value)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        results, passed = self._split(ops)
-        if passed:
-            got_all = await self.real.abatch([op for _, op in passed])
-            for (i, _), got in zip(passed, got_all, strict=True):
-                results[i] = got
-        return results
+        steps = self._plan(ops)
+        try:
+            need = next(steps)
+            while True:
+                need = steps.send(await self.real.abatch(need))
+        except StopIteration as done:
+            return cast(list[Result], done.value)
 
     def take(self) -> list[PutOp]:
         ops, self.ops = self.ops, []
         return ops
+
+    # -- reads merged with the held writes ---------------------------------------------
+
+    def _ranks(self, op: SearchOp) -> bool:
+        """Whether the real store ranks this search by meaning (a query and an index)."""
+        return bool(op.query) and bool(getattr(self.real, "index_config", True))
+
+    def _search(self, op: SearchOp, held_ops: list[PutOp]) -> _Steps:
+        ranked = self._ranks(op)
+        if not ranked:
+            scratch = _compat.store_with_writes(self.real, held_ops)
+            if scratch is not None:  # an in-memory store: its own order, exactly
+                return scratch.batch([op])[0]
+        final = {
+            k: p for k, p in _final(held_ops).items() if _under(p.namespace, op.namespace_prefix)
+        }
+        ask = op._replace(offset=0, limit=op.offset + op.limit + len(final))
+        (answer,) = yield [ask]
+        got = cast(list[SearchItem], answer)
+        real = [i for i in got if (i.namespace, i.key) not in final]
+        now = datetime.now(UTC)
+        held = [
+            SearchItem(
+                namespace=p.namespace,
+                key=p.key,
+                value=dict(p.value),
+                created_at=now,
+                updated_at=now,
+            )
+            for p in reversed(final.values())
+            if p.value is not None and _matches(p.value, op.filter)
+        ]
+        # ranked: the unranked held items come after every ranked one, so only once the
+        # real store has no more matches to give; else the held items are the newest
+        merged = (real + (held if len(got) < ask.limit else [])) if ranked else held + real
+        return merged[op.offset : op.offset + op.limit]
+
+    def _namespaces(self, op: ListNamespacesOp, held_ops: list[PutOp]) -> _Steps:
+        scratch = _compat.store_with_writes(self.real, held_ops)
+        if scratch is not None:
+            return scratch.batch([op])[0]
+        final = _final(held_ops)
+        listed: list[tuple[str, ...]] = []
+        while True:  # every full namespace the real store lists under the conditions
+            (page,) = yield [
+                ListNamespacesOp(op.match_conditions, None, limit=_PAGE, offset=len(listed))
+            ]
+            names_page = cast(list[tuple[str, ...]], page)
+            listed.extend(names_page)
+            if len(names_page) < _PAGE:
+                break
+        added = {ns for (ns, _), p in final.items() if p.value is not None}
+        gone: set[tuple[str, ...]] = set()
+        for ns in sorted({ns for (ns, _), p in final.items() if p.value is None} - added):
+            if ns in listed and not (yield from self._keeps_items(ns, final)):
+                gone.add(ns)
+        names = (set(listed) - gone) | {ns for ns in added if _ns_matches(op.match_conditions, ns)}
+        if op.max_depth is not None:
+            names = {ns[: op.max_depth] for ns in names}
+        return sorted(names)[op.offset : op.offset + op.limit]
+
+    def _keeps_items(
+        self, ns: tuple[str, ...], final: dict[tuple[tuple[str, ...], str], PutOp]
+    ) -> Generator[list[Op], list[Result], bool]:
+        """Whether an item stays in ``ns`` itself once the held deletes are applied."""
+        offset = 0
+        while True:
+            (page,) = yield [SearchOp(ns, None, _PAGE, offset)]
+            items = cast(list[SearchItem], page)
+            if any(i.namespace == ns and (ns, i.key) not in final for i in items):
+                return True
+            if len(items) < _PAGE:
+                return False
+            offset += _PAGE
