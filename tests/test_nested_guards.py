@@ -110,3 +110,41 @@ def test_reports_an_inner_node_forges_are_still_held() -> None:
     app = trustgate.guard(g, {"team": _gate("outer")}).compile()
     with pytest.raises(GateHalted, match="trust_reports"):
         app.invoke({"messages": [HumanMessage("x")]})
+
+
+def test_tokens_an_inner_gate_released_reach_the_stream_through_the_outer_node() -> None:
+    """The outer node runs a guarded child graph and returns nothing of it: the child's
+    model answer was verified and released by the child's gate, so its tokens stream
+    (the outer node's own filter of discarded answers does not drop them)."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    def chat(state: S) -> dict[str, Any]:
+        return {"messages": [GenericFakeChatModel(messages=iter(["one two"])).invoke("hi")]}
+
+    child_builder = StateGraph(S)
+    child_builder.add_node("chat", chat)
+    child_builder.add_edge(START, "chat")
+    child = trustgate.guard(child_builder, {"chat": _gate("child")}).compile()
+
+    def node(state: S) -> dict[str, Any]:
+        child.invoke({"messages": []})
+        return {}
+
+    g = StateGraph(S)
+    g.add_node("node", node)
+    g.add_edge(START, "node")
+    declared = TrustGate(
+        "outer",
+        reads=LastAIText(),
+        verifiers=[FunctionVerifier(_check, name="lie")],
+        require_claims=False,
+    )
+    app = trustgate.guard(g, {"node": declared}).compile()
+    tokens = [
+        chunk.content
+        for _ns, (chunk, _meta) in app.stream(
+            {"messages": []}, stream_mode="messages", subgraphs=True
+        )
+        if chunk.content
+    ]
+    assert "".join(tokens) == "one two"

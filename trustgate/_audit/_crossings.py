@@ -58,8 +58,10 @@ REMOTE_FIX = "guard the remote graph's model node on the server that runs it"
 
 
 def _verifies(gate: Any) -> bool:
-    """A gate with no verifier checks nothing: what it reads is released as verified."""
-    return bool(getattr(gate, "verifiers", ()))
+    """A gate with no verifier, or one that reads nothing, checks nothing: it only
+    declares what it lets through."""
+    verifies = getattr(gate, "verifies", None)
+    return bool(verifies) if verifies is not None else bool(getattr(gate, "verifiers", ()))
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from trustgate._output import NodeOutput
 from trustgate._report import REPORTS_KEY, Report
 from trustgate.errors import ConfigurationError, GateHalted, TrustgateError
 from trustgate.graph import _compat
-from trustgate.graph._streams import Feedback, StreamHold
+from trustgate.graph._streams import Feedback, StreamHold, stop_collecting
 from trustgate.policies._decision import GATE_MESSAGE_PREFIX, Rerender
 from trustgate.readers import covered
 
@@ -536,11 +536,14 @@ class GuardedNode:
                 got = _unseal(self._task(key).result(), config)
             return self._from_task(got, box, config)
         hold = StreamHold(config, strict=self._strict)
+        collecting = hold.collecting()
         try:
             value = _in_config(hold.config, lambda: self.inner.invoke(input, hold.config))
             return value, False, hold
         except BaseException as exc:
             return self._failed(hold, exc)
+        finally:
+            stop_collecting(collecting)
 
     async def _acall(self, input: Any, config: dict[str, Any]) -> tuple[Any, bool, StreamHold]:
         if self._task is not None:
@@ -549,11 +552,13 @@ class GuardedNode:
             return self._from_task(got, box, config)
         hold = StreamHold(config, strict=self._strict)
         current = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
+        collecting = hold.collecting()
         try:
             return await self.inner.ainvoke(input, hold.config), False, hold
         except BaseException as exc:
             return self._failed(hold, exc)
         finally:
+            stop_collecting(collecting)
             var_child_runnable_config.reset(current)
 
     def _durable_verify(self, req: Any) -> list[Finding]:

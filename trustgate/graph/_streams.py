@@ -61,6 +61,12 @@ logger = logging.getLogger(__name__)
 
 # the callback run a swapped handler is handling while it emits into a sink
 _RUN: contextvars.ContextVar[Any] = contextvars.ContextVar("trustgate_callback_run", default=None)
+# the model runs a guarded node's gates released, told to the guarded node it runs
+# inside (a guarded graph used as a node): their events reach the outer hold already
+# vetted by an inner gate, and the outer node need not return their answers itself
+_RELEASED: contextvars.ContextVar[set[Any] | None] = contextvars.ContextVar(
+    "trustgate_released_model_runs", default=None
+)
 
 WITHHELD = "[withheld by trustgate]"
 """What stands in a replayed payload where the gate's feedback to the node, or an answer
@@ -421,6 +427,10 @@ class _Scrubber:
 # --- the hold --------------------------------------------------------------------------
 
 
+def stop_collecting(token: contextvars.Token[set[Any] | None]) -> None:
+    _RELEASED.reset(token)
+
+
 class StreamHold:
     """The buffered sinks of one guarded task (see the module docstring)."""
 
@@ -431,6 +441,7 @@ class StreamHold:
         self.sent: list[tuple[str, Any]] = []  # channel writes made during the run
         self._copies: list[tuple[Any, Any]] = []  # (copy, original) message handlers
         self._models: dict[Any, list[Any]] = {}  # model run id -> its final outputs
+        self.inner_released: set[Any] = set()  # model runs an inner gate released
         self.feedback = Feedback()  # set for an attempt after the first
         self.saver: HeldSaver | None = None
         self.store: HeldStore | None = None
@@ -641,8 +652,13 @@ class StreamHold:
         return {
             run
             for run, outputs in self._models.items()
-            if not any(released.has(out) for out in outputs)
+            if run not in self.inner_released and not any(released.has(out) for out in outputs)
         }
+
+    def collecting(self) -> contextvars.Token[set[Any] | None]:
+        """While the node runs: guarded nodes inside it tell this hold what they
+        released (reset with :func:`stop_collecting`)."""
+        return _RELEASED.set(self.inner_released)
 
     def _plan(
         self,
@@ -667,6 +683,10 @@ class StreamHold:
             for twin, original in self._copies:
                 original.seen.update(twin.seen)
         discarded = [out for run in dropped for out in self._models.get(run, ())]
+        outer = _RELEASED.get()
+        if everything and outer is not None and outer is not self.inner_released:
+            outer.update(run for run in self._models if run not in dropped)
+            outer.update(self.inner_released)
         self._models.clear()
         plan = []
         for ev in events:
