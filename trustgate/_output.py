@@ -499,6 +499,8 @@ class NodeOutput:
     reducers: Mapping[str, Any] = field(default_factory=dict)
     _root_index: int = 0
     _effect_cache: list[bool] | None = None
+    _ledger_cache: list[Part] | None = None
+    _ledger_shape: tuple[int, ...] = ()
     _replaced: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     _messages_replaced: dict[tuple[int, int | None], BaseMessage] = field(default_factory=dict)
 
@@ -821,8 +823,26 @@ class NodeOutput:
     def ledger(self) -> list[Part]:
         """Everything this output carries, in order, as :class:`Part` values.
 
-        Computed afresh on each call (the output is small and may have been rewritten);
-        :meth:`malformed` names the parts whose identities collide."""
+        Kept until the output is rewritten (a rewrite forgets it); :meth:`malformed`
+        names the parts whose identities collide."""
+        # the held side channels are attached after the output is read: a change in
+        # them is a change of the ledger too
+        shape = (
+            id(self.custom),
+            len(self.custom),
+            id(self.store_writes),
+            len(self.store_writes),
+            id(self.interrupts),
+            len(self.interrupts),
+            len(self.unreadable),
+            len(self.goto),
+        )
+        if self._ledger_cache is None or self._ledger_shape != shape:
+            self._ledger_cache = self._build_ledger()
+            self._ledger_shape = shape
+        return list(self._ledger_cache)
+
+    def _build_ledger(self) -> list[Part]:
         from langgraph.types import Send
 
         parts: list[Part] = []
@@ -979,14 +999,20 @@ class NodeOutput:
 
     def set_value(self, index: int, value: Any) -> None:
         self._replaced[self.writes[index].loc] = value
+        self._forget()
+
+    def _forget(self) -> None:
         self._effect_cache = None
+        self._ledger_cache = None
 
     def set_message(self, item: MessageItem, message: BaseMessage) -> None:
         self._messages_replaced[(item.write, item.index)] = message
+        self._forget()
 
     def drop_message(self, item: MessageItem) -> None:
         """Leave ``item`` out of the rebuilt value (see ``reread``)."""
         self._messages_replaced[(item.write, item.index)] = _DROPPED
+        self._forget()
 
     def drop_write(self, index: int) -> None:
         """Leave write ``index`` out of the rebuilt value altogether.
@@ -997,7 +1023,7 @@ class NodeOutput:
         if w.loc[0] == "root" or "a" in w.loc[:-1]:
             raise ValueError(f"a write to {w.key!r} in a returned state object cannot be left out")
         self._replaced[w.loc] = _DROPPED
-        self._effect_cache = None
+        self._forget()
 
     def dropped(self, index: int) -> bool:
         return self._replaced.get(self.writes[index].loc, _MISSING) is _DROPPED
