@@ -16,6 +16,22 @@ Each module rebuilds, or builds with the real package, one shape people actually
 Every module has ``NAME``, ``LIES`` (text only the lie contains), ``LIE_NODE`` (the
 top-level node whose output carries it), ``build_graph(...)`` (the uncompiled builder)
 and ``build(personality="honest"|"lying", *, marker_dir=None) -> Shape``.
+
+Six more modules hold graphs built by third-party packages themselves, each with the
+gates a user puts on it (``build(...) -> RealShape``, ``RealShape.guarded()``; see
+``_real``); ``tests/test_real_graphs.py`` runs them. They are not in :data:`BUILDERS`
+(the bypass matrix brings its own policies) and are imported on their own, so that a
+test of the shapes above does not import their packages:
+
+==================== ========================================================
+``deep_agent``       deepagents: ``create_deep_agent``, a ``task`` sub-agent, files
+``agent_middleware`` ``create_agent`` + human-in-the-loop, summarisation, to-dos
+``bigtool``          langgraph-bigtool: tools retrieved from a store
+``rag_tutorial``     LangGraph's agentic-RAG tutorial graph, keyword retriever (the real-graph tests)
+``agentic_rag``      the same tutorial's wiring, a lying grader in a routing function (the audit tests)
+``memory_agent``     langmem: the memory tools over the graph's store
+``mcp_alerts``       langchain-mcp-adapters: tools of a stdio MCP server
+==================== ========================================================
 """
 
 from __future__ import annotations
