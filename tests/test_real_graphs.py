@@ -32,6 +32,7 @@ from shapes import rag_tutorial as agentic_rag
 from shapes._real import RealShape, scrub
 
 import trustgate
+from trustgate.errors import ConfigurationError
 
 # tiers per test: the honest runs are unit tests, the lie harness is the bypass tier,
 # the MCP server is a subprocess (integration)
@@ -153,28 +154,15 @@ def test_deep_agent_lie_blocked() -> None:
         assert deep_agent.REPORT not in obs.final.get("files", {})
 
 
-@bypass
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "evidence laundering: the agent writes its invented line into its own /notes.md "
-        "(write_file quotes nothing, so the report gate passes it), then quotes it in its "
-        "answer; the answer gate's evidence FromState('files') now holds the line, so the "
-        "gate passes and the fabricated answer is released into the final state"
-    ),
-)
-def test_deep_agent_evidence_laundering_is_not_believed() -> None:
-    """A gate that takes the agent's own filesystem as evidence must not believe a line
-    the agent wrote there itself."""
+@unit
+def test_deep_agent_evidence_laundering_is_refused() -> None:
+    """A gate that takes the agent's own filesystem as evidence would believe a line the
+    agent wrote there itself (the control below shows the laundering): guard() refuses
+    it, naming the node the model writes the files through."""
     shape = deep_agent.build("lying", launder=True)
-    app = trustgate.guard(shape.app, deep_agent.gates(trustgate.FromState("files")))
-    config = shape.config()
-    try:
-        shape.run_to_end(app, config)
-    except trustgate.GateHalted as halt:
-        assert halt.report.gate == "answer_quotes"
-    final = app.get_state(config).values
-    assert not find_lies(_answers(final), shape.lies), "the laundered answer was released"
+    with pytest.raises(ConfigurationError) as refused:
+        trustgate.guard(shape.app, deep_agent.gates(trustgate.FromState("files")))
+    assert "'files'" in str(refused.value) and "'tools'" in str(refused.value)
 
 
 @unit
@@ -256,17 +244,15 @@ def test_agentic_rag_lie_blocked() -> None:
 
 
 @unit
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "FromState('messages') as evidence: generate_answer writes 'messages', the key "
-        "its gate reads the retrieved passages from, so the honest run halts with "
-        "gate/evidence_rewritten although every quote is in a retrieved passage"
-    ),
-)
 def test_agentic_rag_answer_checked_against_what_was_retrieved() -> None:
+    """The retrieved passages are evidence for the answer: the tool node writes them into
+    ``messages``, so the key is marked trusted, and read as it stood before the step, so
+    the answer the node appends is no rewrite of its evidence."""
     shape = agentic_rag.build("honest")
-    app = trustgate.guard(shape.app, agentic_rag.gates(trustgate.FromState("messages")))
+    with pytest.raises(ConfigurationError, match="retrieve"):
+        trustgate.guard(shape.app, agentic_rag.gates(trustgate.FromState("messages")))
+    evidence = trustgate.FromState("messages", trusted=True, before_step=True)
+    app = trustgate.guard(shape.app, agentic_rag.gates(evidence))
     config = shape.config()
     final = shape.run_to_end(app, config)
     assert _answers(final)[-1] == agentic_rag.TRUE_ANSWER
