@@ -5,8 +5,9 @@ declares, and handoffs (``Command(graph=Command.PARENT, goto=...)`` raised by a 
 node anywhere inside it), followed to their targets. Which nodes carry gates is asked
 of :func:`trustgate.graph.guarded_nodes` and nothing else: a gate on a node holds
 everything the node emits, so every path out of it is guarded by that gate.
-``TrustGateMiddleware`` in a ``create_agent`` agent guards the paths after its
-``after_model`` hooks.
+``TrustGateMiddleware`` in a ``create_agent`` agent: its model gates run inside the
+model node (around the model call), so they guard every path out of it like a gate on
+the node; its tool gates guard the path to the tools.
 """
 
 from __future__ import annotations
@@ -43,43 +44,66 @@ def _model_gates(middleware: Any) -> list[str]:
     return []
 
 
-def _tool_gates(spec: Any) -> list[str]:
-    """Tool gates of ``TrustGateMiddleware`` wrapped around a ``create_agent`` tool node.
-
-    They check each tool call of the model's message before the tool runs, so the path
-    model → tools carries a gate even without model gates.
-    """
+def _middleware_in(roots: Iterable[Any], depth_limit: int = 16) -> list[Any]:
+    """The ``TrustGateMiddleware`` instances a ``create_agent`` node's functions close
+    over (its composed ``wrap_model_call`` / ``wrap_tool_call`` handlers)."""
     try:
         from trustgate.graph._middleware import TrustGateMiddleware
     except ImportError:  # pragma: no cover
         return []
-    runnable = _compat.node_runnable(spec)
-    found: list[str] = []
+    found: list[Any] = []
     seen: set[int] = set()
 
     def walk(obj: Any, depth: int) -> None:
-        if obj is None or depth > 6 or id(obj) in seen:
+        if obj is None or depth > depth_limit or id(obj) in seen:
             return
         seen.add(id(obj))
-        if isinstance(obj, TrustGateMiddleware):
-            found.extend(g.name for g in obj.tool_gates)
-        elif isinstance(obj, types.MethodType):
+        kind = type(obj)  # never the object's own __class__: a proxy may refuse it
+        if issubclass(kind, TrustGateMiddleware):
+            found.append(obj)
+        elif issubclass(kind, types.MethodType):
             walk(obj.__self__, depth + 1)
             walk(obj.__func__, depth + 1)
-        elif isinstance(obj, functools.partial):
+        elif issubclass(kind, functools.partial):
             walk(obj.func, depth + 1)
             for a in (*obj.args, *obj.keywords.values()):
                 walk(a, depth + 1)
-        elif isinstance(obj, types.FunctionType):
+        elif issubclass(kind, types.FunctionType):
             for cell in obj.__closure__ or ():
                 try:
                     walk(cell.cell_contents, depth + 1)
                 except ValueError:
                     continue
 
-    for attr in ("_wrap_tool_call", "_awrap_tool_call"):
-        walk(getattr(runnable, attr, None), 0)
-    return list(dict.fromkeys(found))
+    for root in roots:
+        walk(root, 0)
+    return found
+
+
+def _tool_gates(spec: Any) -> list[str]:
+    """Tool gates of ``TrustGateMiddleware`` wrapped around a ``create_agent`` tool node.
+
+    They check each tool call of the model's message before the tool runs, so the path
+    model → tools carries a gate even without model gates.
+    """
+    runnable = _compat.node_runnable(spec)
+    roots = [getattr(runnable, attr, None) for attr in ("_wrap_tool_call", "_awrap_tool_call")]
+    return list(dict.fromkeys(g.name for m in _middleware_in(roots) for g in m.tool_gates))
+
+
+def _agent_model_gates(spec: Any) -> tuple[str, ...]:
+    """Model gates of ``TrustGateMiddleware`` around a ``create_agent`` model call.
+
+    They run inside the model node (``wrap_model_call``) and see everything the model
+    step writes before it is written, like a gate ``guard()`` put on the node."""
+    runnable = _compat.node_runnable(spec)
+    roots = [getattr(runnable, attr, None) for attr in ("func", "afunc")]
+    return tuple(dict.fromkeys(g.name for m in _middleware_in(roots) for g in m.model_gates))
+
+
+def _gates_of(builder: Any, guarded: Mapping[str, tuple[str, ...]], name: str) -> tuple[str, ...]:
+    spec = _compat.node_specs(builder).get(name)
+    return guarded.get(name, ()) or (_agent_model_gates(spec) if spec is not None else ())
 
 
 def _targets(ends: Any) -> list[str]:
@@ -170,7 +194,7 @@ def _static_crossings(
     crossings: list[AuditedCrossing] = []
     handoffs: list[_Handoff] = []
     for name, found in _find(builder, seen, depth).items():
-        gates = guarded.get(name, ())
+        gates = _gates_of(builder, guarded, name)
         for h in found.handoffs:
             handoffs.append(
                 _Handoff(h.candidates, h.where, h.held_by or tuple(gates))
@@ -332,6 +356,7 @@ def _combine(graph: Any, builder: Any, run: Any) -> AuditResult:
         found_by: Detection = (
             "static+sample_run" if static and seen_run else "static" if static else "sample_run"
         )
-        result.append(_crossing(builder, name, found_by, f, guarded.get(name, ()), notes))
+        gates = _gates_of(builder, guarded, name)
+        result.append(_crossing(builder, name, found_by, f, gates, notes))
     result.sample_run = run.sample if run is not None else None
     return result
