@@ -52,6 +52,13 @@ _.after_model  # langchain AgentMiddleware hooks
 _.aafter_model
 _.wrap_tool_call
 _.awrap_tool_call
+_.wrap_model_call  # TrustGateMiddleware: langchain calls it around the model
+_.awrap_model_call
+run_inline  # LangChain callback handlers: run in the caller's thread
+_.on_chain_start  # the audit's sample-run handler: LangChain calls it
+_.on_chain_end
+_.on_chain_error
+model_routing  # SampleRun.model_routing: what the sample run saw in routing functions
 _.__class__  # graph/_compat.copy_builder: the copy takes the builder's class
 _.stream_channels  # graph/_compat: set on a compiled graph LangGraph reads
 _._state_mapper

@@ -1780,7 +1780,7 @@ def test_users_own_token_handler_gets_an_honest_answer_whole_and_in_order() -> N
             pass  # stream mode "messages" makes the model stream its tokens
         seen.append(ui.events)
     assert seen[0] == seen[1] and "".join(seen[1][:-1]) == TRUE_TEXT
-    assert not _compat.consumes_tokens(type("T", (BaseTracer,), {"_persist_run": print})())
+    assert _compat.is_telemetry(type("T", (BaseTracer,), {"_persist_run": print})())
 
 
 def test_astream_log() -> None:

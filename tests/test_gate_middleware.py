@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langchain_core.tools import tool
+from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 
 from trustgate._findings import Cut, Finding
 from trustgate._gate import TrustGate
 from trustgate._report import reports
 from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.graph._middleware import TrustGateMiddleware
-from trustgate.policies import Caveat, Halt
+from trustgate.policies import Caveat, Halt, Review
 from trustgate.readers import LastAIText, ToolCallArgs
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
@@ -155,3 +156,90 @@ def test_model_gate_halt_raises() -> None:
 def test_needs_a_gate() -> None:
     with pytest.raises(ConfigurationError):
         TrustGateMiddleware()
+
+
+def test_a_model_gate_cannot_ask_a_person() -> None:
+    """Around the model call a resumed step would call the model again, and the
+    person's answer would release a response they never saw: refused up front."""
+    gate = TrustGate(
+        "answer",
+        reads=LastAIText(),
+        verifiers=[FunctionVerifier(_no_invented, name="contract")],
+        policy=Review(),
+    )
+    with pytest.raises(ConfigurationError, match="guard"):
+        TrustGateMiddleware(model_gates=[gate])
+    TrustGateMiddleware(tool_gates=[gate])  # a tool call is gated again, unchanged, on resume
+
+
+def test_a_tool_returning_a_command_keeps_its_report() -> None:
+    """The tool gate's report reaches ``trust_reports`` whatever the tool returns."""
+
+    @tool
+    def close_item(path: str, quote: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Any:
+        """Close a review item as already correct."""
+        return Command(update={"messages": [ToolMessage("closed", tool_call_id=tool_call_id)]})
+
+    calls = AIMessage(
+        content="",
+        tool_calls=[
+            {"name": "close_item", "args": {"path": "a.py", "quote": "return 1"}, "id": "c1"}
+        ],
+    )
+    agent = create_agent(
+        lying_model(calls, "Done."),
+        [close_item],
+        middleware=[TrustGateMiddleware(tool_gates=[TOOL_GATE])],
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": "cmd"}}
+    out = agent.invoke({"messages": [HumanMessage("close it")]}, config)
+    assert any(isinstance(m, ToolMessage) and m.text == "closed" for m in out["messages"])
+    assert [(r.gate, r.decision) for r in out["trust_reports"]] == [("tool_gate", "pass")]
+
+
+def test_model_step_reports_reach_the_state() -> None:
+    """Each model step's crossing is recorded in ``trust_reports``, the halted ones
+    beside the failed task (``trustgate.reports`` reads both)."""
+    gate = TrustGate(
+        "answer",
+        reads=LastAIText(),
+        verifiers=[FunctionVerifier(_no_invented, name="contract")],
+        policy=Halt(),
+    )
+    agent = create_agent(
+        lying_model("Audit yearly.", "Audit yearly per ISO 27001 9.2."),
+        [],
+        middleware=[TrustGateMiddleware(model_gates=[gate])],
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": "r"}}
+    agent.invoke({"messages": [HumanMessage("draft")]}, config)
+    with pytest.raises(GateHalted):
+        agent.invoke({"messages": [HumanMessage("again")]}, config)
+    assert [r.decision for r in reports(agent, config)] == ["pass", "halted"]
+    texts = [m.text for m in agent.get_state(config).values["messages"]]
+    assert texts == ["draft", "Audit yearly.", "again"]  # the halted step wrote nothing
+
+
+def test_a_langchain_that_hides_inner_commands_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Model gates that could not see what inner ``wrap_model_call`` middleware writes
+    beside the response are refused when the middleware is built, not half-wired."""
+    from trustgate.errors import LangGraphCompatibilityError
+    from trustgate.graph import _compat
+
+    gate = TrustGate(
+        "answer",
+        reads=LastAIText(),
+        verifiers=[FunctionVerifier(lambda c, e: [], name="none")],
+        policy=Halt(),
+    )
+    _compat.check_model_call_chain.cache_clear()
+    monkeypatch.setattr(_compat, "model_call_commands", lambda handler: None)
+    try:
+        with pytest.raises(LangGraphCompatibilityError, match="wrap_model_call"):
+            TrustGateMiddleware(model_gates=[gate])
+    finally:
+        _compat.check_model_call_chain.cache_clear()

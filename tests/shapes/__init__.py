@@ -27,8 +27,8 @@ test of the shapes above does not import their packages:
 ``deep_agent``       deepagents: ``create_deep_agent``, a ``task`` sub-agent, files
 ``agent_middleware`` ``create_agent`` + human-in-the-loop, summarisation, to-dos
 ``bigtool``          langgraph-bigtool: tools retrieved from a store
-``rag_tutorial``     LangGraph's agentic-RAG tutorial graph, keyword retriever (the real-graph tests)
-``agentic_rag``      the same tutorial's wiring, a lying grader in a routing function (the audit tests)
+``rag_tutorial``     LangGraph's agentic-RAG tutorial graph, keyword retriever
+``agentic_rag``      the tutorial's wiring, a lying grader in a routing function (audit)
 ``memory_agent``     langmem: the memory tools over the graph's store
 ``mcp_alerts``       langchain-mcp-adapters: tools of a stdio MCP server
 ==================== ========================================================

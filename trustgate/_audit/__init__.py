@@ -34,8 +34,8 @@ swarm's handoff tools, a nested agent's), followed to their targets. Which nodes
 gates is asked of what ``guard()`` installed (:func:`trustgate.graph.guarded_nodes`
 names them) and nothing else: a gate on a node holds everything the node emits, so
 every path out of it, handoffs raised inside it included, is guarded by that gate.
-``TrustGateMiddleware`` in a ``create_agent`` agent guards the paths after its
-``after_model`` hooks.
+``TrustGateMiddleware`` in a ``create_agent`` agent counts the same way for the model
+node: its model gates run around the model call, inside the node.
 
 Not guards, however a node is gated: a gate that verifies nothing (no verifiers); a
 routing function that calls a model (it runs after the node's gates released the

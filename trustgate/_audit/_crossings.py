@@ -5,8 +5,9 @@ declares, and handoffs (``Command(graph=Command.PARENT, goto=...)`` raised by a 
 node anywhere inside it), followed to their targets. Which nodes carry gates is asked
 of what ``guard()`` installed on them (:func:`trustgate.graph.guarded_nodes` names
 them) and nothing else: a gate on a node holds everything the node emits, so every path
-out of it is guarded by that gate. ``TrustGateMiddleware`` in a ``create_agent`` agent
-guards the paths after its ``after_model`` hooks.
+out of it is guarded by that gate. ``TrustGateMiddleware`` in a ``create_agent`` agent:
+its model gates run inside the model node (around the model call), so they guard every
+path out of it like a gate on the node; its tool gates guard the path to the tools.
 
 Three things are not a guard, however a node is gated:
 
@@ -98,43 +99,72 @@ def _model_gates(middleware: Any) -> list[Any]:
     return []
 
 
-def _tool_gates(spec: Any) -> list[Any]:
-    """Tool gates of ``TrustGateMiddleware`` wrapped around a ``create_agent`` tool node.
-
-    They check each tool call of the model's message before the tool runs, so the path
-    model → tools carries a gate even without model gates.
-    """
+def _middleware_in(roots: Iterable[Any], depth_limit: int = 16) -> list[Any]:
+    """The ``TrustGateMiddleware`` instances a ``create_agent`` node's functions close
+    over (its composed ``wrap_model_call`` / ``wrap_tool_call`` handlers)."""
     try:
         from trustgate.graph._middleware import TrustGateMiddleware
     except ImportError:  # pragma: no cover
         return []
-    runnable = _compat.node_runnable(spec)
     found: list[Any] = []
     seen: set[int] = set()
 
     def walk(obj: Any, depth: int) -> None:
-        if obj is None or depth > 6 or id(obj) in seen:
+        if obj is None or depth > depth_limit or id(obj) in seen:
             return
         seen.add(id(obj))
-        if isinstance(obj, TrustGateMiddleware):
-            found.extend(obj.tool_gates)
-        elif isinstance(obj, types.MethodType):
+        kind = type(obj)  # never the object's own __class__: a proxy may refuse it
+        if issubclass(kind, TrustGateMiddleware):
+            found.append(obj)
+        elif issubclass(kind, types.MethodType):
             walk(obj.__self__, depth + 1)
             walk(obj.__func__, depth + 1)
-        elif isinstance(obj, functools.partial):
+        elif issubclass(kind, functools.partial):
             walk(obj.func, depth + 1)
             for a in (*obj.args, *obj.keywords.values()):
                 walk(a, depth + 1)
-        elif isinstance(obj, types.FunctionType):
+        elif issubclass(kind, types.FunctionType):
             for cell in obj.__closure__ or ():
                 try:
                     walk(cell.cell_contents, depth + 1)
                 except ValueError:
                     continue
 
-    for attr in ("_wrap_tool_call", "_awrap_tool_call"):
-        walk(getattr(runnable, attr, None), 0)
-    return list({id(g): g for g in found}.values())
+    for root in roots:
+        walk(root, 0)
+    return found
+
+
+def _tool_gates(spec: Any) -> list[Any]:
+    """Tool gates of ``TrustGateMiddleware`` wrapped around a ``create_agent`` tool node.
+
+    They check each tool call of the model's message before the tool runs, so the path
+    model → tools carries a gate even without model gates.
+    """
+    runnable = _compat.node_runnable(spec)
+    roots = [getattr(runnable, attr, None) for attr in ("_wrap_tool_call", "_awrap_tool_call")]
+    gates = [g for m in _middleware_in(roots) for g in m.tool_gates]
+    return list({id(g): g for g in gates}.values())
+
+
+def _agent_model_gates(spec: Any) -> list[Any]:
+    """Model gates of ``TrustGateMiddleware`` around a ``create_agent`` model call.
+
+    They run inside the model node (``wrap_model_call``) and see everything the model
+    step writes before it is written, like a gate ``guard()`` put on the node."""
+    runnable = _compat.node_runnable(spec)
+    roots = [getattr(runnable, attr, None) for attr in ("func", "afunc")]
+    gates = [g for m in _middleware_in(roots) for g in m.model_gates]
+    return list({id(g): g for g in gates}.values())
+
+
+def _gates_of(builder: Any, guarded: Mapping[str, _Gates], name: str) -> _Gates:
+    """The gates holding a node: those ``guard()`` put on it, else the model gates of
+    ``TrustGateMiddleware`` running inside it."""
+    if name in guarded:
+        return guarded[name]
+    spec = _compat.node_specs(builder).get(name)
+    return _Gates.of(_agent_model_gates(spec)) if spec is not None else _Gates()
 
 
 def _targets(ends: Any) -> list[str]:
@@ -257,7 +287,7 @@ def _static_crossings(builder: Any, seen: set[int] | None = None, depth: int = 0
     guarded = _guarded(builder)
     graph = _Graph([], [], [], [])
     for name, found in _find(builder, seen, depth).items():
-        gates = guarded.get(name, _Gates())
+        gates = _gates_of(builder, guarded, name)
         for h in found.handoffs:
             graph.handoffs.append(
                 _Handoff(h.candidates, h.where, h.held_by or gates.holding)
@@ -569,7 +599,7 @@ def _combine(graph: Any, builder: Any, run: Any) -> AuditResult:
             if crossing is not None:
                 f, found_by = crossing
                 result.append(
-                    _crossing(builder, name, found_by, f, guarded.get(name, _Gates()), notes)
+                    _crossing(builder, name, found_by, f, _gates_of(builder, guarded, name), notes)
                 )
         for (source, fn), rf in routing.items():
             if source != name:
@@ -579,7 +609,13 @@ def _combine(graph: Any, builder: Any, run: Any) -> AuditResult:
                 rf, found_by = crossing
                 result.append(
                     _crossing(
-                        builder, source, found_by, rf, guarded.get(source, _Gates()), (), routing=fn
+                        builder,
+                        source,
+                        found_by,
+                        rf,
+                        _gates_of(builder, guarded, source),
+                        (),
+                        routing=fn,
                     )
                 )
     result.sample_run = run.sample if run is not None else None

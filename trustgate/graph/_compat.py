@@ -409,12 +409,6 @@ def receives_output(handler: Any) -> bool:
     return any(overrides(handler, name) for name in CALLBACK_EVENTS)
 
 
-def consumes_tokens(handler: Any) -> bool:
-    """A held handler (:func:`receives_output`) that takes a model's tokens as they
-    come (a UI feed, ``StreamingStdOutCallbackHandler``)."""
-    return receives_output(handler) and overrides(handler, "on_llm_new_token")
-
-
 def replay_event(handler: Any, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
     """Tell ``handler`` a held callback event, as LangChain's sync dispatch does (an
     async handler's coroutine is run to completion; a failing handler is logged unless
@@ -843,3 +837,81 @@ def wrap_chat_model_factory(
         return False
     base._init_chat_model_helper = wrap(helper)
     return True
+
+
+# --- LangChain's create_agent model-call chain (TrustGateMiddleware) ---------------------
+#
+# ``create_agent`` composes the ``wrap_model_call`` hooks of its middleware so that the
+# first listed is outermost (``langchain.agents.factory._chain_model_call_handlers``).
+# A hook further in may return ``ExtendedModelResponse(command=...)``; the composition
+# takes that command off the response before the hook outside it sees the response, and
+# keeps it in the list ``accumulated_commands`` of the ``inner_handler`` closure it hands
+# the outer hook as ``handler``. The model node writes those commands after the model
+# response (``_build_commands``). They are model-step output a gate must see, and the
+# list is the only place they can be seen: this reads it, and writes it back rewritten.
+
+
+def model_call_commands(handler: Any) -> list[Any] | None:
+    """The live list of commands the ``wrap_model_call`` hooks inside ``handler`` add
+    (filled once ``handler`` returned), or ``None`` when ``handler`` is not LangChain's
+    composed inner handler (the model call itself, or a caller's own function: then
+    nothing but the response it returns is written)."""
+    code = getattr(handler, "__code__", None)
+    module = str(getattr(handler, "__module__", "") or "")
+    if code is None or not module.startswith("langchain.agents"):
+        return None
+    if code.co_name != "inner_handler":
+        return None
+    names = code.co_freevars
+    cells = getattr(handler, "__closure__", None) or ()
+    if "accumulated_commands" in names and len(cells) == len(names):
+        try:
+            value = cells[names.index("accumulated_commands")].cell_contents
+        except ValueError:  # an empty cell
+            value = None
+        if isinstance(value, list):
+            return value
+    raise LangGraphCompatibilityError(
+        "langchain's create_agent no longer keeps the commands of inner wrap_model_call "
+        "middleware where TrustGateMiddleware can see them "
+        "(inner_handler.accumulated_commands): list TrustGateMiddleware last among the "
+        "middleware that wrap the model call, or guard the model node with "
+        "trustgate.guard(agent, {'model': gate})"
+    )
+
+
+@functools.cache
+def check_model_call_chain() -> None:
+    """Raise :class:`LangGraphCompatibilityError` unless :func:`model_call_commands`
+    sees the command of an inner ``wrap_model_call`` hook in the installed LangChain:
+    composed the way ``create_agent`` composes them, once per process."""
+    try:
+        from langchain.agents import factory
+        from langchain.agents.middleware.types import ExtendedModelResponse, ModelResponse
+        from langgraph.types import Command
+    except ImportError as exc:
+        raise LangGraphCompatibilityError(f"langchain.agents: {exc}") from exc
+    chain = getattr(factory, "_chain_model_call_handlers", None)
+    if not callable(chain):
+        raise LangGraphCompatibilityError(
+            "langchain.agents.factory has no _chain_model_call_handlers"
+        )
+    handed: list[Any] = []
+    seen: list[Any] = []
+
+    def outer(request: Any, handler: Any) -> Any:
+        handed.append(handler)
+        response = handler(request)
+        seen.extend(model_call_commands(handler) or [])
+        return response
+
+    def inner(request: Any, handler: Any) -> Any:
+        return ExtendedModelResponse(model_response=handler(request), command=Command())
+
+    chain([outer, inner])(None, lambda request: ModelResponse(result=[]))
+    if len(seen) != 1 or not isinstance(seen[0], Command):
+        raise LangGraphCompatibilityError(
+            "langchain's create_agent no longer composes wrap_model_call middleware as "
+            "TrustGateMiddleware expects: it cannot see what middleware listed after it "
+            "writes beside the model's response"
+        )

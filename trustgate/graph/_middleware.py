@@ -1,33 +1,94 @@
 """The same gates as ``langchain.agents.create_agent`` middleware.
 
-``TrustGateMiddleware`` runs gates on the model's output (``after_model``) and on
-each tool call before the tool executes (``wrap_tool_call`` / ``awrap_tool_call``). A
-blocked tool call never runs: the agent gets an error ``ToolMessage`` naming the
-failed findings instead.
+``TrustGateMiddleware`` runs its model gates *around* the model call
+(``wrap_model_call`` / ``awrap_model_call``) and its tool gates around each tool call
+(``wrap_tool_call`` / ``awrap_tool_call``). Neither is a node of the agent's graph, so
+no other middleware's jump (``jump_to="end"`` from an ``after_model`` hook, as
+``ToolCallLimitMiddleware(exit_behavior="end")`` does) can route around them.
 
-An ``after_model`` hook runs after the model node has written its message, so the
-message is briefly in a checkpoint and in token streams before the gate rewrites
-it. Where that matters, ``trustgate.guard(agent, {"model": gate})`` runs the gate
-inside the model node's own task instead: nothing it has not released is written or
-streamed.
+Why around the model call, from how ``langchain.agents.factory.create_agent`` (1.x)
+builds the model node:
+
+* the innermost handler (``_execute_model_sync`` / ``_execute_model_async``) calls
+  the model, then parses structured output in ``_handle_model_output``, inside the
+  handler chain, for both strategies: with ``ProviderStrategy`` it parses the
+  message's text into ``structured_response``; with ``ToolStrategy`` it turns the
+  structured-output tool call into ``structured_response`` and adds a ``ToolMessage``
+  acknowledging it (or, on a parse error with ``handle_errors``, a ``ToolMessage``
+  quoting the error). It returns ``ModelResponse(result=[...], structured_response=...)``;
+* the ``wrap_model_call`` hooks are composed around it, the first listed outermost;
+  a hook may return ``ExtendedModelResponse(command=...)``, whose command the
+  composition keeps apart from the response;
+* the model node then writes ``Command(update={"messages": result,
+  "structured_response": ...})`` followed by those commands (``_build_commands``), and
+  only after that do the ``after_model`` hooks run, as separate nodes, last listed
+  first, any of them able to jump to the end.
+
+So a gate in ``after_model`` (as before) saw one message of a step that may add
+several, never saw ``structured_response``, ran after the step was checkpointed and
+streamed, and was skipped by a jump. Around the model call the gate sees the whole
+``ModelResponse`` before anything is written: every message in ``result``,
+``structured_response``, and the commands of ``wrap_model_call`` middleware listed
+after it (read from the composition, :func:`~trustgate.graph._compat.model_call_commands`).
+They are one :class:`~trustgate._output.NodeOutput`; every part is verified, declared
+(``passthrough=``) or held, and a held part halts. A rewrite is applied to the
+response the hook returns, so what the model node writes is what the gates released.
+A halt raises :class:`~trustgate.errors.GateHalted` before the model node writes
+anything; the report is kept beside the failed task (``trustgate.reports(agent,
+config)`` finds it). While the model runs, what it streams (tokens for
+``stream_mode="messages"``, ``astream_events``, a token handler of yours) is held and
+replayed only when the gates release the response unchanged
+(:class:`~trustgate.graph._streams.StreamHold`), and an exception from the model step
+(a parse failure quotes the model's output) loses its message unless a gate declares
+``passthrough=["error"]``.
+
+What the model node writes that is not in the response: when ``response_format`` is
+set and no structured response came, ``structured_response=None`` (a reset, no model
+content); and when earlier state holds invalid tool calls nobody answered, LangChain's
+fixed-text error ``ToolMessage`` for each, with the history re-sent. Neither carries
+what the model said in this step.
+
+List ``TrustGateMiddleware`` first: a ``wrap_model_call`` middleware listed before it
+wraps it and can change the released response (its own code, not the model's), or
+answer without calling the model at all. A ``Review`` policy cannot be a model gate
+here (the resumed step would call the model again, and the person's answer would
+release a response they never saw): guard the model node with
+``trustgate.guard(agent, {"model": gate})``, which keeps the model's answer across
+the pause.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, NotRequired, cast
 
-from langchain.agents.middleware.types import AgentMiddleware, AgentState
+from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    AgentState,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+)
 from langchain_core.messages import AIMessage, ToolMessage
-from langgraph.runtime import Runtime
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.types import Command
 
-from trustgate._gate import Context, GateResult, TrustGate, adrive, drive, run_chain
-from trustgate._output import NodeOutput
+from trustgate._gate import ChainResult, Context, GateResult, TrustGate, adrive, drive, run_chain
+from trustgate._output import NodeOutput, without_tool_calls
 from trustgate._report import REPORTS_KEY, Report, ReportLog
 from trustgate.errors import ConfigurationError, GateHalted
+from trustgate.graph import _compat
+from trustgate.graph._node import HaltedInGraph, withhold
+from trustgate.graph._streams import StreamHold
+from trustgate.policies import Review
+from trustgate.readers import covered
 
 __all__ = ["TrustGateAgentState", "TrustGateMiddleware"]
+
+logger = logging.getLogger(__name__)
 
 
 class TrustGateAgentState(AgentState[Any]):
@@ -42,6 +103,10 @@ def _emit(runtime: Any, report: Report) -> None:
         writer({"trustgate": report})
 
 
+def _report_writes(reports: Sequence[Report]) -> list[tuple[str, Any]]:
+    return [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
+
+
 def _blocked_message(call: Mapping[str, Any], results: Sequence[GateResult]) -> ToolMessage:
     failed = [f for r in results for f in r.report.failed]
     reasons = "; ".join(f"{f.verifier}/{f.code}: {f.message}" for f in failed) or "blocked"
@@ -53,14 +118,90 @@ def _blocked_message(call: Mapping[str, Any], results: Sequence[GateResult]) -> 
     )
 
 
-class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
-    """Trust gates inside ``create_agent``: on model output and before each tool call.
+def _asks(gates: Sequence[TrustGate[Any]]) -> list[str]:
+    """Gates whose policy chain may pause for a person."""
+    out = []
+    for g in gates:
+        todo = list(g.policies)
+        while todo:
+            p = todo.pop()
+            if isinstance(p, Review):
+                out.append(g.name)
+                break
+            nxt = getattr(p, "then", None)
+            if nxt is not None:
+                todo.append(nxt)
+    return out
 
-    ``model_gates`` see the model's last message as the update
-    ``{"messages": [message]}`` (use ``LastAIText()`` or ``ToolCallArgs()``);
+
+_ACK = "Returning structured response: {}"
+"""The acknowledgement LangChain's ToolStrategy writes unless ``tool_message_content``
+is set (``langchain.agents.factory._handle_model_output``)."""
+
+
+def _rederived(messages: list[Any], before: Any, after: Any) -> list[Any]:
+    """A rewritten ``structured_response`` in the other forms of the same answer.
+
+    With ``ToolStrategy`` the model's structured-output tool call is what LangChain
+    parsed ``structured_response`` from, and its acknowledging ``ToolMessage`` quotes
+    it; a policy that rewrote ``structured_response`` rewrote the answer, so both are
+    derived again from the released value (the only ``ToolMessage`` a model step
+    holds is one LangChain wrote for a structured-output call)."""
+    from pydantic_core import to_jsonable_python
+
+    acks = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    if not acks:
+        return messages
+    args = to_jsonable_python(after, fallback=repr)
+    out = list(messages)
+    for i, m in enumerate(out):
+        if isinstance(m, ToolMessage) and m.content == _ACK.format(before):
+            out[i] = m.model_copy(update={"content": _ACK.format(after)})
+        elif isinstance(m, AIMessage) and any(c.get("id") in acks for c in m.tool_calls):
+            ids = {c.get("id") for c in m.tool_calls if c.get("id") in acks}
+            calls = [
+                {**c, "args": args} if c.get("id") in ids else c
+                for c in m.tool_calls
+                if c.get("id") not in ids or isinstance(args, dict)
+            ]  # a value that is no object cannot be a call's arguments: the call goes
+            out[i] = without_tool_calls(m, ids).model_copy(update={"tool_calls": calls})
+    return out
+
+
+@dataclasses.dataclass
+class _Step:
+    """One model call in progress: what the gates see and what goes back."""
+
+    config: dict[str, Any]
+    hold: StreamHold
+    inner: list[Any] | None  # commands of the wrap_model_call hooks inside this one
+    output: NodeOutput | None = None
+
+
+class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
+    """Trust gates inside ``create_agent``: around the model call and each tool call.
+
+    ``model_gates`` run around the model call (``wrap_model_call``) and see everything
+    the model step produced, before any of it is written or streamed: the update
+    ``{"messages": [...every message of the step...], "structured_response": ...}``
+    (use ``LastAIText()``, ``ToolCallArgs()``, ``FromKey("structured_response")``),
+    plus what ``wrap_model_call`` middleware listed after this one adds. Each part is
+    verified, declared (``passthrough=``) or held, and a held part halts the step: with
+    ``ToolStrategy`` the step is the model's tool call, LangChain's acknowledging
+    ``ToolMessage`` and ``structured_response``; with ``ProviderStrategy`` the message
+    text and ``structured_response``. A rewrite (``BlockToolCalls``, ``Override`` on
+    ``structured_response.<field>``, ``Redact``) is what the model node writes; a halt
+    raises :class:`~trustgate.errors.GateHalted` and nothing of the step is written.
+
     ``tool_gates`` see one tool call at a time, as a message holding only that call
-    (use ``ToolCallArgs()``); a tool call is released only if every tool gate
-    releases it unchanged.
+    (use ``ToolCallArgs()``), before it runs (``wrap_tool_call``); a tool call is
+    released only if every tool gate releases it unchanged, otherwise it never runs and
+    the agent gets an error ``ToolMessage`` naming the failed findings.
+
+    Every crossing's report goes to ``trust_reports``; a halted one is kept beside the
+    failed task, where :func:`trustgate.reports` finds it. List this middleware first
+    (see the module docstring). Model gates cannot use ``Review``: guard the model
+    node with ``trustgate.guard(agent, {"model": gate})`` for that.
 
     Example:
         ```python
@@ -77,13 +218,24 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
     def __init__(
         self,
         *,
-        model_gates: Sequence[TrustGate] = (),
-        tool_gates: Sequence[TrustGate] = (),
+        model_gates: Sequence[TrustGate[Any]] = (),
+        tool_gates: Sequence[TrustGate[Any]] = (),
         name: str = "TrustGateMiddleware",
     ) -> None:
         super().__init__()
         if not model_gates and not tool_gates:
             raise ConfigurationError("TrustGateMiddleware needs model_gates or tool_gates")
+        asking = _asks(model_gates)
+        if asking:
+            raise ConfigurationError(
+                f"model gate(s) {asking} may ask a person (Review): around the model call "
+                "a resumed step would call the model again, and the answer would release "
+                "a response the person never saw. Guard the model node instead: "
+                "trustgate.guard(agent, {'model': gate}) keeps the model's answer across "
+                "the pause"
+            )
+        if model_gates:
+            _compat.check_model_call_chain()
         self.model_gates = tuple(model_gates)
         self.tool_gates = tuple(tool_gates)
         self._name = name
@@ -92,51 +244,138 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
     def name(self) -> str:
         return self._name
 
-    # -- model output -------------------------------------------------------------
+    # -- the model step -----------------------------------------------------------
 
-    def _model_update(self, state: Mapping[str, Any]) -> dict[str, Any] | None:
-        messages = list(state.get("messages") or [])
-        if not messages or not isinstance(messages[-1], AIMessage):
+    @property
+    def _strict(self) -> bool:
+        return not any("*" in g.passthrough for g in self.model_gates)
+
+    @property
+    def _nested_passes(self) -> bool:
+        return any(covered("subgraph", g.passthrough) for g in self.model_gates)
+
+    def _start(self, handler: Any) -> _Step:
+        config = dict(var_child_runnable_config.get() or {})
+        inner = _compat.model_call_commands(handler)
+        return _Step(config, StreamHold(config, strict=self._strict), inner)
+
+    def _failed(self, step: _Step, exc: BaseException) -> None:
+        step.hold.close()
+        withhold(exc, self.model_gates, "the agent's model step")
+
+    def _read(self, request: ModelRequest[Any], response: ModelResponse[Any], step: _Step) -> Any:
+        """The model step as one output, and the chain of gates over it."""
+        update: dict[str, Any] = {"messages": list(response.result)}
+        if response.structured_response is not None:
+            update["structured_response"] = response.structured_response
+        value: Any = [update, *step.inner] if step.inner else update
+        state = request.state
+        out = NodeOutput.read(value, input=state, sent=step.hold.sent)
+        out.custom = list(step.hold.custom)
+        out.store_writes = step.hold.store_writes()
+        step.output = out
+        runtime = request.runtime
+        ctx = Context(
+            node="model",
+            state=state,
+            context=getattr(runtime, "context", None),
+            meta=_compat.meta(step.config),
+            config=step.config,
+        )
+        return run_chain(self.model_gates, out, ctx)
+
+    def _halted(self, step: _Step, chain: ChainResult, runtime: Any) -> GateHalted | None:
+        last = chain.last
+        if last.route == "release" and last.output is not None:
             return None
-        return {"messages": [messages[-1]]}
+        step.hold.close()
+        for r in chain.reports:
+            _emit(runtime, r)
+        return HaltedInGraph(last.report)
 
-    def _after(
-        self, results: list[GateResult], original: dict[str, Any], runtime: Any
-    ) -> dict[str, Any] | None:
-        for r in results:
-            _emit(runtime, r.report)
-        halted = [r for r in results if not r.released]
-        if halted:
-            raise GateHalted(halted[0].report)
-        update: dict[str, Any] = {REPORTS_KEY: [r.report.to_json_dict() for r in results]}
-        final = results[-1].update if results else None
-        if final is not None and final.get("messages") != original["messages"]:
-            update["messages"] = final["messages"]
-        return update
+    def _released(
+        self, step: _Step, chain: ChainResult, response: ModelResponse[Any], runtime: Any
+    ) -> ExtendedModelResponse[Any]:
+        """What the gates released, as the response the model node writes."""
+        released = cast(NodeOutput, chain.last.output)
+        hold = step.hold
+        unchanged = not released.rewritten
+        if unchanged and self._nested_passes:
+            hold.keep_checkpoints()
+        hold.release(everything=unchanged, nested=self._nested_passes)
+        hold.close()
+        if released.store_writes:
+            _compat.put_to_store(step.config, released.store_writes)
+        sent = released.sent_writes()
+        if sent:
+            _compat.send(step.config, sent)
+        for r in chain.reports:
+            _emit(runtime, r)
+        value = released.rebuild()
+        if step.inner is not None and isinstance(value, list):
+            update, *rest = value
+            step.inner[:] = rest  # the model node writes these after the response
+        else:
+            update = value
+        if unchanged:
+            out = response
+        else:
+            structured = update.get("structured_response")
+            messages = list(update["messages"])
+            before = response.structured_response
+            if structured is not None and before is not None and structured != before:
+                messages = _rederived(messages, before, structured)
+            out = ModelResponse(result=messages, structured_response=structured)
+        reports: Command[Any] = Command(
+            update={REPORTS_KEY: [r.to_json_dict() for r in chain.reports]}
+        )
+        return ExtendedModelResponse(model_response=out, command=reports)
 
-    def _model_chain(self, state: Any, runtime: Any) -> Any:
-        original = self._model_update(state)
-        if original is None or not self.model_gates:
-            return None, None
-        output = NodeOutput.read(original, input=None)
-        ctx = Context("model", state, getattr(runtime, "context", None))
-        return original, run_chain(self.model_gates, output, ctx)
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        if not self.model_gates:
+            return handler(request)
+        step = self._start(handler)
+        token = var_child_runnable_config.set(cast(RunnableConfig, step.hold.config))
+        try:
+            response = handler(request)
+        except BaseException as exc:
+            self._failed(step, exc)
+            raise
+        finally:
+            var_child_runnable_config.reset(token)
+        chain = drive(self._read(request, response, step))
+        halt = self._halted(step, chain, request.runtime)
+        if halt is not None:
+            _compat.keep_aside(step.config, _report_writes(chain.reports))
+            raise halt
+        return self._released(step, chain, response, request.runtime)
 
-    def after_model(
-        self, state: TrustGateAgentState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        original, chain = self._model_chain(state, runtime)
-        if chain is None:
-            return None
-        return self._after(drive(chain).results, original, runtime)
-
-    async def aafter_model(
-        self, state: TrustGateAgentState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        original, chain = self._model_chain(state, runtime)
-        if chain is None:
-            return None
-        return self._after((await adrive(chain)).results, original, runtime)
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        if not self.model_gates:
+            return await handler(request)
+        step = self._start(handler)
+        token = var_child_runnable_config.set(cast(RunnableConfig, step.hold.config))
+        try:
+            response = await handler(request)
+        except BaseException as exc:
+            self._failed(step, exc)
+            raise
+        finally:
+            var_child_runnable_config.reset(token)
+        chain = await adrive(self._read(request, response, step))
+        halt = self._halted(step, chain, request.runtime)
+        if halt is not None:
+            await _compat.akeep_aside(step.config, _report_writes(chain.reports))
+            raise halt
+        return self._released(step, chain, response, request.runtime)
 
     # -- tool calls ---------------------------------------------------------------
 
@@ -164,6 +403,14 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
             return Command(update={"messages": [message], REPORTS_KEY: reports})
         if isinstance(outcome, ToolMessage):
             return Command(update={"messages": [outcome], REPORTS_KEY: reports})
+        update = outcome.update
+        if outcome.graph is None and isinstance(update, dict) and REPORTS_KEY not in update:
+            return dataclasses.replace(outcome, update={**update, REPORTS_KEY: reports})
+        # a command for the parent graph, or an update of another shape: the reports
+        # are the tool task's own write, beside whatever the tool returned
+        config = getattr(runtime, "config", None) or var_child_runnable_config.get() or {}
+        if not _compat.send(config, [(REPORTS_KEY, reports)]):
+            logger.warning("a tool crossing's report could not be written to the state")
         return outcome
 
     def _tool_chain(self, request: Any) -> tuple[Any, dict[str, Any]]:

@@ -46,7 +46,7 @@ from trustgate.graph._streams import Feedback, StreamHold, stop_collecting
 from trustgate.policies._decision import GATE_MESSAGE_PREFIX, Rerender
 from trustgate.readers import covered
 
-__all__ = ["GuardedNode"]
+__all__ = ["GuardedNode", "HaltedInGraph", "withhold"]
 
 logger = logging.getLogger(__name__)
 
@@ -350,6 +350,30 @@ def _prepend(carry: Sequence[Any], key: str, value: Any) -> Any:
     return [head, value]
 
 
+def withhold(exc: BaseException, gates: Sequence[TrustGate[Any]], where: str) -> None:
+    """A node's error is output too: a parse failure quotes the raw model output,
+    and LangGraph keeps the error with the task in the checkpoint and shows it in
+    the tasks/debug streams. Unless every gate declares ``passthrough=["error"]``, the
+    exception keeps its type and traceback but not its message."""
+    if gates and all(covered("error", g.passthrough) for g in gates):
+        return
+    if isinstance(exc, (TrustgateError, _Paused)) or _compat.is_control_flow(exc):
+        return
+    if not exc.args and not str(exc):
+        return
+    logger.debug("withheld the message of %s from %s: %s", type(exc).__name__, where, exc)
+    try:
+        exc.args = (
+            f"{type(exc).__name__} in {where}: message withheld, it may quote unverified "
+            "model output (declare passthrough=['error'] to keep it)",
+        )
+        for attr in ("llm_output", "observation"):
+            if getattr(exc, attr, None) is not None:
+                setattr(exc, attr, None)
+    except Exception as fail:  # an exception type that refuses new args
+        logger.warning("cannot withhold the message of %s: %s", type(exc).__name__, fail)
+
+
 class GuardedNode:
     """One guarded node (see the module docstring)."""
 
@@ -614,29 +638,7 @@ class GuardedNode:
         return self._declared("subgraph")
 
     def _withhold(self, exc: BaseException) -> None:
-        """A node's error is output too: a parse failure quotes the raw model output,
-        and LangGraph keeps the error with the task in the checkpoint and shows it in
-        the tasks/debug streams. Unless a gate declares ``passthrough=["error"]``, the
-        exception keeps its type and traceback but not its message."""
-        if self._declared("error"):
-            return
-        if isinstance(exc, (TrustgateError, _Paused)) or _compat.is_control_flow(exc):
-            return
-        if not exc.args and not str(exc):
-            return
-        logger.debug(
-            "withheld the message of %s from node %r: %s", type(exc).__name__, self.name, exc
-        )
-        try:
-            exc.args = (
-                f"{type(exc).__name__} in guarded node {self.name!r}: message withheld, it "
-                "may quote unverified model output (declare passthrough=['error'] to keep it)",
-            )
-            for attr in ("llm_output", "observation"):
-                if getattr(exc, attr, None) is not None:
-                    setattr(exc, attr, None)
-        except Exception as fail:  # an exception type that refuses new args
-            logger.warning("cannot withhold the message of %s: %s", type(exc).__name__, fail)
+        withhold(exc, self.gates, f"guarded node {self.name!r}")
 
     def _paused(self, paused: _Paused, input: Any) -> NodeOutput:
         """The node paused for a person (``interrupt()``) before returning: what it
