@@ -46,7 +46,10 @@ gate = trustgate.TrustGate(
     "evidence_replay",
     reads=trustgate.FromKey("manifest", model=ChangesManifest),
     verifiers=[trustgate.CitationReplay()],
-    policy=trustgate.Override("review.verdict", "REQUEST_CHANGES", note_field="review.summary"),
+    policy=[  # override the verdict, and strike the manifest whose citations failed
+        trustgate.Override("review.verdict", "REQUEST_CHANGES", note_field="review.summary"),
+        trustgate.Override("manifest", None),
+    ],
     evidence=trustgate.EvidenceSources(workspace=trustgate.FromState("repo")),
     passthrough=["review"],  # the verdict stands while the evidence replays
 )
@@ -55,7 +58,8 @@ out = app.invoke({"repo": str(repo)})
 
 assert out["review"]["verdict"] == "REQUEST_CHANGES"
 assert out["review"]["summary"].endswith(
-    "(Overridden: evidence verification failed for already_correct claims)"
+    "(Overridden: the claims behind this value failed verification)"
 )
+assert out["manifest"] is None
 
 print(out["review"])

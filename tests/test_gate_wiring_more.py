@@ -237,6 +237,7 @@ def test_several_gates_on_one_node_and_guard_twice() -> None:
             )
         ],
         policy=Override("review.verdict", "REQUEST_CHANGES"),
+        passthrough=["log"],  # what no gate of the node reads, every gate declares
     )
     model = lying_model({**TRUTH, "verdict": "LGTM"}, repeat_last=True)
     once = guard(reviewer_graph(model), {"reviewer": [first, second]})
@@ -246,7 +247,7 @@ def test_several_gates_on_one_node_and_guard_twice() -> None:
         ("inspector", "pass"),
         ("verdict_words", "modified"),
     ]
-    twice = guard(once, {"publish": TrustGate("publish_gate", reads="log", require_claims=False)})
+    twice = guard(once, {"publish": TrustGate("publish_gate", passthrough=["log"])})
     assert trustgate.guarded_nodes(twice) == {
         "reviewer": ("inspector", "verdict_words"),
         "publish": ("publish_gate",),
