@@ -15,7 +15,8 @@ same graph, unguarded, finds the lie (so a green run means something).
 
 The search walks every string inside an object, including message fields
 ``trustgate.testing`` does not look at (``additional_kwargs``, ``response_metadata``,
-names, artifacts), exception messages, ``Send`` arguments and ``Command`` fields.
+names, artifacts), exceptions as a traceback prints them (message, notes, the whole
+chain) and their attributes, ``Send`` arguments and ``Command`` fields.
 Stream items are searched the moment they arrive: a node that mutates an object after
 it was streamed cannot hide that it was streamed with the lie, nor add a lie afterwards.
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,6 +80,11 @@ def is_audit(obj: Any) -> bool:
 _SKIP_KEYS = frozenset({"trust_reports"})
 
 
+def _exception_text(exc: BaseException) -> str:
+    """What a traceback printer (``logging.exception``, an error tracker) shows."""
+    return "".join(traceback.format_exception(exc))
+
+
 def strings(obj: Any, out: list[str] | None = None) -> list[str]:
     """Every string inside ``obj`` outside the audit record."""
     found: list[str] = [] if out is None else out
@@ -120,7 +127,15 @@ def strings(obj: Any, out: list[str] | None = None) -> list[str]:
             stack.append((item.arg, d))
         elif isinstance(item, BaseException):
             found.append(str(item))
+            found.append(_exception_text(item))
             stack.extend((a, d) for a in item.args)
+            attrs = {k: v for k, v in getattr(item, "__dict__", {}).items() if k != "__notes__"}
+            if isinstance(item, GateHalted):
+                attrs.pop("report", None)  # the durable record
+            stack.append((attrs, d))
+            for linked in (item.__cause__, item.__context__):
+                if linked is not None:
+                    stack.append((linked, d))
         elif isinstance(item, Interrupt):
             if not is_audit(item):
                 stack.append((item.value, d))

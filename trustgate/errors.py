@@ -31,6 +31,7 @@ __all__ = [
     "LangGraphCompatibilityError",
     "LedgerConflict",
     "LedgerTampered",
+    "NodeErrorWithheld",
     "TrustgateError",
     "TrustgateOutcome",
     "VerdictError",
@@ -45,7 +46,8 @@ class TrustgateError(Exception):
 
 
 class TrustgateOutcome(Exception):
-    """Root of what a gate *decided* and raises: today only :class:`GateHalted`.
+    """Root of what a gate *decided* and raises: :class:`GateHalted`, and
+    :class:`NodeErrorWithheld` in place of a guarded node's error it could not scrub.
 
     Deliberately not a :class:`TrustgateError`: catching usage errors must never
     swallow a halt, and a halt is never reported as bad input.
@@ -179,3 +181,28 @@ class GateHalted(TrustgateOutcome):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.report, str(self)))
+
+
+class NodeErrorWithheld(TrustgateOutcome):
+    """A guarded node raised an error whose text cannot be scrubbed, raised in its place.
+
+    A node's error is output too (a parse failure quotes the raw model output), so a gate
+    withholds its message, notes and chain unless it declares ``passthrough=["error"]``.
+    Most errors keep their type with the text taken out; an error whose ``str()`` is
+    computed from data it keeps inside (pydantic's ``ValidationError`` carries each
+    ``input_value``, ``UnicodeDecodeError`` the undecodable bytes) cannot be emptied, so
+    the node raises this instead, chained from nothing. ``error_type`` names the original
+    type (``module.QualifiedName``), ``node`` the guarded node.
+    """
+
+    def __init__(self, node: str, error_type: str, message: str | None = None) -> None:
+        super().__init__(
+            message
+            or f"{error_type} in guarded node {node!r}: message withheld, it may quote "
+            "unverified model output (declare passthrough=['error'] to keep it)"
+        )
+        self.node = node
+        self.error_type = error_type
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.node, self.error_type, str(self)))

@@ -40,7 +40,7 @@ from trustgate._gate import (
 )
 from trustgate._output import NodeOutput
 from trustgate._report import REPORTS_KEY, Report
-from trustgate.errors import ConfigurationError, GateHalted, TrustgateError
+from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.graph import _compat
 from trustgate.graph._streams import StreamHold
 from trustgate.policies._decision import Rerender
@@ -399,8 +399,15 @@ class GuardedNode:
                 raise _Paused(exc, hold) from None
             raise exc  # the caller inspects the pause and keeps or drops the hold
         hold.close()
-        self._withhold(exc)
-        raise exc
+        clean = self._withhold(exc)
+        if clean is exc:
+            raise exc
+        del exc  # this frame is in the traceback: it must not keep the original
+        try:
+            raise clean from None
+        except BaseException as again:  # raised inside the caller's handler: unlink it
+            again.__context__ = None
+            raise
 
     def _durable_start(self, key: str) -> tuple[Any, StreamHold]:
         input = _take_request(key)
@@ -549,30 +556,28 @@ class GuardedNode:
         declares it (``passthrough=["subgraph"]`` or ``"*"``)."""
         return any(covered("subgraph", g.passthrough) for g in self.gates)
 
-    def _withhold(self, exc: BaseException) -> None:
+    def _withhold(self, exc: BaseException) -> BaseException:
         """A node's error is output too: a parse failure quotes the raw model output,
         and LangGraph keeps the error with the task in the checkpoint and shows it in
-        the tasks/debug streams. Unless a gate declares ``passthrough=["error"]``, the
-        exception keeps its type and traceback but not its message."""
+        the tasks/debug streams; tracebacks print its notes and its whole chain. Unless
+        a gate declares ``passthrough=["error"]``, the error to raise keeps its type and
+        traceback but nothing of its message, notes, chain or text attributes, or is a
+        :class:`~trustgate.errors.NodeErrorWithheld` naming the type where the text
+        cannot be taken out (see :mod:`trustgate.graph._withheld`)."""
         if any(covered("error", g.passthrough) for g in self.gates):
-            return
-        if isinstance(exc, (TrustgateError, _Paused)) or _compat.is_control_flow(exc):
-            return
-        if not exc.args and not str(exc):
-            return
+            return exc
+        if isinstance(exc, _Paused) or _compat.is_control_flow(exc):
+            return exc
+        from trustgate.graph._withheld import withheld
+
+        out = withheld(exc, self.name)
         logger.debug(
-            "withheld the message of %s from node %r: %s", type(exc).__name__, self.name, exc
+            "withheld the text of %s from node %r%s",
+            type(exc).__name__,
+            self.name,
+            "" if out is exc else f" (raised as {type(out).__name__})",
         )
-        try:
-            exc.args = (
-                f"{type(exc).__name__} in guarded node {self.name!r}: message withheld, it "
-                "may quote unverified model output (declare passthrough=['error'] to keep it)",
-            )
-            for attr in ("llm_output", "observation"):
-                if getattr(exc, attr, None) is not None:
-                    setattr(exc, attr, None)
-        except Exception as fail:  # an exception type that refuses new args
-            logger.warning("cannot withhold the message of %s: %s", type(exc).__name__, fail)
+        return out
 
     def _paused(self, paused: _Paused, input: Any) -> NodeOutput:
         """The node paused for a person (``interrupt()``) before returning: what it
