@@ -5,9 +5,11 @@ it: not in the final state, not in ``get_state``/``get_state_history`` at any de
 in any checkpoint row (channel values and pending writes, every namespace), not in any
 stream item of any mode (sync, async, with and without subgraphs), not in
 ``astream_events`` (v2) or ``stream_events(version="v3")``, not in a tool's arguments,
-not in a downstream node's input, not in a marker file. Only the audit record may name
-it: ``trust_reports``, a gate's report on the custom stream, ``GateHalted.report`` and
-the payload of a review interrupt (the person must see what they decide on).
+not in a downstream node's input, not in a marker file. Only the durable audit record
+may name it: ``trust_reports``, ``GateHalted.report`` and the payload of a review
+interrupt (the person must see what they decide on). A gate's report on the custom
+stream is searched like any other stream item: that stream reaches end users, so the
+report is streamed content-free.
 
 :class:`Observation` collects, per channel, which lie fragments it met; a test asserts
 the collection is empty, and the control tests assert that the same observation of the
@@ -64,14 +66,12 @@ class LieNotBlocked(AssertionError):
 
 
 def is_audit(obj: Any) -> bool:
-    """The audit record, which names the lie on purpose: a report, a gate's report on
-    the custom stream (``{"trustgate": Report}``), a review interrupt's payload."""
-    if isinstance(obj, Report):
+    """The part of the audit record a stream item can be, which names the lie on
+    purpose: a review interrupt's payload (the person decides on what they see). A
+    gate's report on the custom stream (``{"trustgate": Report}``) is not: it reaches
+    end users, and is searched like everything else."""
+    if isinstance(obj, Mapping) and obj.get("trustgate") == "review":
         return True
-    if isinstance(obj, Mapping):
-        tag = obj.get("trustgate")
-        if isinstance(tag, Report) or tag == "review":
-            return True
     if isinstance(obj, Interrupt):
         return is_audit(obj.value)
     return False
@@ -107,8 +107,6 @@ def strings(obj: Any, out: list[str] | None = None) -> list[str]:
         seen.add(id(item))
         d = depth + 1
         if isinstance(item, BaseModel):
-            if isinstance(item, Report):
-                continue
             # every field, extras included (a message's metadata, kwargs, artifact)
             stack.append((item.__dict__, d))
             stack.append((item.__pydantic_extra__, d))

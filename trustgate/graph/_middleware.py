@@ -24,7 +24,7 @@ from langgraph.types import Command
 
 from trustgate._gate import Context, GateResult, TrustGate, adrive, drive, run_chain
 from trustgate._output import NodeOutput
-from trustgate._report import REPORTS_KEY, Report, ReportLog
+from trustgate._report import REPORTS_KEY, Report, ReportLog, for_stream
 from trustgate.errors import ConfigurationError, GateHalted
 
 __all__ = ["TrustGateAgentState", "TrustGateMiddleware"]
@@ -37,9 +37,11 @@ class TrustGateAgentState(AgentState[Any]):
 
 
 def _emit(runtime: Any, report: Report) -> None:
+    """The report on the custom stream, content-free unless content capture is on (the
+    stream reaches end users; the state channel keeps the full report)."""
     writer = getattr(runtime, "stream_writer", None)
     if writer is not None:
-        writer({"trustgate": report})
+        writer({"trustgate": for_stream(report)})
 
 
 def _blocked_message(call: Mapping[str, Any], results: Sequence[GateResult]) -> ToolMessage:

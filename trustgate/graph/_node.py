@@ -39,7 +39,7 @@ from trustgate._gate import (
     run_verifier,
 )
 from trustgate._output import NodeOutput
-from trustgate._report import REPORTS_KEY, Report
+from trustgate._report import REPORTS_KEY, Report, for_stream
 from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.graph import _compat
 from trustgate.graph._streams import StreamHold
@@ -613,7 +613,7 @@ class GuardedNode:
         writer = getattr(_compat.runtime(config), "stream_writer", None)
         if writer is not None:
             for r in reports:
-                writer({"trustgate": r})
+                writer({"trustgate": for_stream(r)})
         return HaltedInGraph(chain.last.report)
 
     def _pause_ctx(self, input: Any, config: dict[str, Any], attempt: int) -> Context:
@@ -641,7 +641,7 @@ class GuardedNode:
             hold.close()
             if writer is not None:
                 for r in reports:
-                    writer({"trustgate": r})
+                    writer({"trustgate": for_stream(r)})
             raise HaltedInGraph(last.report)
         released = last.output
         hold.release(everything=not released.rewritten and not carry, nested=self._nested_passes)
@@ -649,7 +649,7 @@ class GuardedNode:
         if writer is not None:
             for r in reports:
                 if r.decision != "pass":
-                    writer({"trustgate": r})
+                    writer({"trustgate": for_stream(r)})
         sent = released.sent_writes()
         if sent:  # captured from the task's send function, so the task has one
             _compat.send(config, sent)
