@@ -18,7 +18,8 @@ same graph, unguarded, finds the lie (so a green run means something).
 The search walks every string inside an object, including message fields
 ``trustgate.testing`` does not look at (``additional_kwargs``, ``response_metadata``,
 names, artifacts), exceptions as a traceback prints them (message, notes, the whole
-chain) and their attributes, ``Send`` arguments and ``Command`` fields.
+chain) and their attributes, ``Send`` arguments and ``Command`` fields. A string that
+is base64 is searched decoded as well: encoding hides nothing from a reader.
 Stream items are searched the moment they arrive: a node that mutates an object after
 it was streamed cannot hide that it was streamed with the lie, nor add a lie afterwards.
 """
@@ -26,8 +27,11 @@ it was streamed cannot hide that it was streamed with the lie, nor add a lie aft
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import dataclasses
 import json
+import re
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -78,6 +82,17 @@ def is_audit(obj: Any) -> bool:
 
 
 _SKIP_KEYS = frozenset({"trust_reports"})
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+
+
+def _decoded(text: str) -> str | None:
+    """``text`` decoded, when it is base64 (what a reader would try first)."""
+    if len(text) < 16 or len(text) % 4 or not _BASE64.fullmatch(text):
+        return None
+    try:
+        return base64.b64decode(text, validate=True).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _exception_text(exc: BaseException) -> str:
@@ -98,6 +113,9 @@ def strings(obj: Any, out: list[str] | None = None) -> list[str]:
             continue
         if isinstance(item, str):
             found.append(item)
+            plain = _decoded(item)
+            if plain is not None:
+                found.append(plain)
             continue
         if isinstance(item, (bytes, bytearray)):
             found.append(bytes(item).decode("utf-8", "replace"))

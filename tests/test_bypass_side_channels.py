@@ -1,9 +1,11 @@
 """Side channels of a guarded node's unverified output: the gate's own report on the
-custom stream.
+custom stream, and what a Review gate holds while a person decides.
 
 The custom stream goes to end users' screens, so a gate's report there is searched like
 any stream item (the bypass harness no longer exempts it): on a halt and on a modified
-release it must not carry the claim it stopped.
+release it must not carry the claim it stopped. A Review gate keeps the node call and
+its verifier runs as durable tasks; the task streams, ``astream_events`` and the
+checkpoints (also after a reject) must not show what is waiting, even decoded.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from test_bypass_attacks import (
 
 from trustgate import Report, TrustGate
 from trustgate.errors import GateHalted
-from trustgate.policies import BlockToolCalls, Redact
+from trustgate.policies import BlockToolCalls, Redact, Review
 from trustgate.readers import LastAIText
 
 pytestmark = pytest.mark.bypass
@@ -130,3 +132,30 @@ def test_the_report_of_a_blocked_tool_call_does_not_carry_its_arguments(
     (streamed,) = _streamed_reports(a.apps["stream"])  # a pass is not streamed
     (o,) = streamed.overrides
     assert (o.kind, o.target, o.before) == ("tool_call_block", "messages[0].tool_calls[c1]", None)
+
+
+# --- what Review holds while it waits ------------------------------------------------------
+
+
+def test_what_review_holds_while_it_waits_is_unreadable() -> None:
+    """Paused for a person: the task streams, ``astream_events`` and the checkpoints
+    report the durable node call and check, decoded or not; only the review's own
+    payload (what the person decides on) may show the lie."""
+    a = attack(graph(_lying), text_gate(Review()), answer=lambda v: None, ways=("stream", "events"))
+    a.assert_blocked()
+    for obs in a.runs.values():  # paused, and nobody answered
+        assert obs.halted is None and [i["trustgate"] for i in obs.interrupts] == ["review"]
+    app = a.apps["stream"]
+    (pending,) = app.get_state({"configurable": {"thread_id": "attack-stream"}}).interrupts
+    assert LIE in str(pending.value["report"])  # the person sees what they decide on
+
+
+def test_what_review_held_is_unreadable_after_a_reject() -> None:
+    a = attack(
+        graph(_lying),
+        text_gate(Review()),
+        answer=lambda v: {"type": "reject", "by": "alice", "message": "invented record"},
+    )
+    a.assert_blocked()
+    assert a.halted
+    assert [r.decision for r in a.runs["stream"].reports] == ["halted"]

@@ -32,6 +32,9 @@ __all__ = [
     "LedgerConflict",
     "LedgerTampered",
     "NodeErrorWithheld",
+    "ReviewKeyMismatch",
+    "ReviewSealError",
+    "ReviewSealTampered",
     "TrustgateError",
     "TrustgateOutcome",
     "VerdictError",
@@ -137,6 +140,23 @@ class LedgerTampered(ArtifactIntegrityError):
 
 class VerdictError(TrustgateError):
     """A model verifier's verdict is not exactly one well-formed, agreeing object."""
+
+
+class ReviewSealError(TrustgateError):
+    """What a gate sealed while a person decided (the node's held output, its verifier
+    results) cannot be opened; it is never decoded or unpickled. One of the two below."""
+
+
+class ReviewSealTampered(ReviewSealError):
+    """The sealed value's tag does not fit it: the checkpoint row was edited, forged or
+    truncated (or written by a version of trustgate that did not seal it)."""
+
+
+class ReviewKeyMismatch(ReviewSealError, ConfigurationError):
+    """The value was sealed under another key: by another process under its random
+    per-process key (no key configured), or by a worker with a different key. Every
+    worker that may resume a review needs the same ``TRUSTGATE_REVIEW_KEY`` (or
+    ``TRUSTGATE_REVIEW_KEY_FILE``)."""
 
 
 class LangGraphCompatibilityError(TrustgateError):

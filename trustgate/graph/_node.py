@@ -154,27 +154,26 @@ def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
 
 
 def _seal(value: Any, config: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A held value as a durable task returns it: encoded, so that what is waiting for
-    a person's decision is not shown as content by the streams that report task
-    results, nor readable as text in the checkpoint row that keeps it."""
-    import base64
-    import hashlib
+    """A held value as a durable task returns it: encrypted and authenticated (see
+    :mod:`trustgate.graph._seal`), so that what is waiting for a person's decision is
+    not shown by the streams that report task results, nor readable in the checkpoint
+    row that keeps it, nor accepted back if someone edits that row."""
+    from trustgate.graph import _seal as seal
 
     kind, data = _compat.serde(config or var_child_runnable_config.get()).dumps_typed(value)
-    return {
-        "trustgate": "held for review",
-        "sha256": hashlib.sha256(data).hexdigest(),
-        "type": kind,
-        "sealed": base64.b64encode(data).decode("ascii"),
-    }
+    return seal.seal(kind, data)
 
 
-def _unseal(sealed: Mapping[str, Any], config: Mapping[str, Any] | None = None) -> Any:
-    import base64
+def _unseal(
+    sealed: Mapping[str, Any], config: Mapping[str, Any] | None = None, node: str = "?"
+) -> Any:
+    """The held value, only once its tag is checked: a tampered or foreign task result
+    is refused with a typed error before anything is decoded."""
+    from trustgate.graph import _seal as seal
 
-    data = base64.b64decode(sealed["sealed"])
+    kind, data = seal.open_sealed(sealed, node)
     serde = _compat.serde(config or var_child_runnable_config.get())
-    return serde.loads_typed((str(sealed["type"]), data))
+    return serde.loads_typed((kind, data))
 
 
 # what the crossing loop asks its driver to do: ("call", input), ("chain", (output,
@@ -242,8 +241,8 @@ async def _achecked(key: str) -> dict[str, Any]:
     return _seal({"findings": [f.model_dump(mode="json") for f in found]})
 
 
-def _unpack(sealed: Mapping[str, Any]) -> list[Finding]:
-    value = _unseal(sealed)
+def _unpack(sealed: Mapping[str, Any], node: str = "?") -> list[Finding]:
+    value = _unseal(sealed, node=node)
     if "failure" in value:
         verifier, code, error = value["failure"]
         raise VerifierFailure(str(verifier), str(code), str(error))
@@ -487,7 +486,7 @@ class GuardedNode:
     def _call(self, input: Any, config: dict[str, Any]) -> tuple[Any, bool, StreamHold]:
         if self._task is not None:
             with self._task_request(input) as (key, box):
-                got = _unseal(self._task(key).result(), config)
+                got = _unseal(self._task(key).result(), config, self.name)
             return self._from_task(got, box, config)
         hold = StreamHold(config, strict=self._strict)
         try:
@@ -499,7 +498,7 @@ class GuardedNode:
     async def _acall(self, input: Any, config: dict[str, Any]) -> tuple[Any, bool, StreamHold]:
         if self._task is not None:
             with self._task_request(input) as (key, box):
-                got = _unseal(await self._atask(key), config)
+                got = _unseal(await self._atask(key), config, self.name)
             return self._from_task(got, box, config)
         hold = StreamHold(config, strict=self._strict)
         current = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
@@ -514,7 +513,7 @@ class GuardedNode:
         key = secrets.token_hex(12)
         _REQUESTS[key] = req
         try:
-            return _unpack(self._check(key).result())
+            return _unpack(self._check(key).result(), self.name)
         finally:
             _REQUESTS.pop(key, None)
 
@@ -522,7 +521,7 @@ class GuardedNode:
         key = secrets.token_hex(12)
         _REQUESTS[key] = req
         try:
-            return _unpack(await self._acheck(key))
+            return _unpack(await self._acheck(key), self.name)
         finally:
             _REQUESTS.pop(key, None)
 
