@@ -24,8 +24,9 @@ The error keeps its type when, afterwards, its ``str()`` and ``repr()`` are exac
 content-free line; otherwise its text is computed from data it keeps inside (pydantic's
 ``ValidationError``, ``UnicodeDecodeError``, ``SyntaxError``) and it is replaced by
 :class:`~trustgate.errors.NodeErrorWithheld`, which names the original type and is
-chained from nothing. An exception group is rebuilt with the line as its message and
-its members withheld the same way.
+chained from nothing (a ``KeyboardInterrupt`` or a cancellation, which callers must
+still see as such, is never replaced). An exception group is rebuilt with the line as
+its message and its members withheld the same way.
 
 trustgate's own errors keep their message (it is written content-free), and LangGraph's
 control flow (interrupts, handoffs, halts) is left as it is; their chain is still
@@ -210,8 +211,8 @@ class _Scrub:
         text = message(type(exc).__name__, self.node)
         if isinstance(exc, BaseExceptionGroup):
             return self._group(exc, text)
-        if _empty_in_place(exc, text):
-            return exc
+        if _empty_in_place(exc, text) or not isinstance(exc, Exception):
+            return exc  # a KeyboardInterrupt or a cancellation keeps what it is
         return self._typed(exc)
 
     def _group(self, group: BaseExceptionGroup[Any], text: str) -> BaseException:
