@@ -5,9 +5,11 @@ it: not in the final state, not in ``get_state``/``get_state_history`` at any de
 in any checkpoint row (channel values and pending writes, every namespace), not in any
 stream item of any mode (sync, async, with and without subgraphs), not in
 ``astream_events`` (v2) or ``stream_events(version="v3")``, not in a tool's arguments,
-not in a downstream node's input, not in a marker file. Only the audit record may name
-it: ``trust_reports``, a gate's report on the custom stream, ``GateHalted.report`` and
-the payload of a review interrupt (the person must see what they decide on).
+not in a downstream node's input, not in a marker file. Only the durable audit record
+may name it: ``trust_reports``, ``GateHalted.report`` and the payload of a review
+interrupt (the person must see what they decide on). A gate's report on the custom
+stream is searched like any other stream item: that stream reaches end users, so the
+report is streamed content-free.
 
 :class:`Observation` collects, per channel, which lie fragments it met; a test asserts
 the collection is empty, and the control tests assert that the same observation of the
@@ -15,7 +17,9 @@ same graph, unguarded, finds the lie (so a green run means something).
 
 The search walks every string inside an object, including message fields
 ``trustgate.testing`` does not look at (``additional_kwargs``, ``response_metadata``,
-names, artifacts), exception messages, ``Send`` arguments and ``Command`` fields.
+names, artifacts), exceptions as a traceback prints them (message, notes, the whole
+chain) and their attributes, ``Send`` arguments and ``Command`` fields. A string that
+is base64 is searched decoded as well: encoding hides nothing from a reader.
 Stream items are searched the moment they arrive: a node that mutates an object after
 it was streamed cannot hide that it was streamed with the lie, nor add a lie afterwards.
 """
@@ -23,8 +27,12 @@ it was streamed cannot hide that it was streamed with the lie, nor add a lie aft
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import dataclasses
 import json
+import re
+import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,20 +70,34 @@ class LieNotBlocked(AssertionError):
 
 
 def is_audit(obj: Any) -> bool:
-    """The audit record, which names the lie on purpose: a report, a gate's report on
-    the custom stream (``{"trustgate": Report}``), a review interrupt's payload."""
-    if isinstance(obj, Report):
+    """The part of the audit record a stream item can be, which names the lie on
+    purpose: a review interrupt's payload (the person decides on what they see). A
+    gate's report on the custom stream (``{"trustgate": Report}``) is not: it reaches
+    end users, and is searched like everything else."""
+    if isinstance(obj, Mapping) and obj.get("trustgate") == "review":
         return True
-    if isinstance(obj, Mapping):
-        tag = obj.get("trustgate")
-        if isinstance(tag, Report) or tag == "review":
-            return True
     if isinstance(obj, Interrupt):
         return is_audit(obj.value)
     return False
 
 
 _SKIP_KEYS = frozenset({"trust_reports"})
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+
+
+def _decoded(text: str) -> str | None:
+    """``text`` decoded, when it is base64 (what a reader would try first)."""
+    if len(text) < 16 or len(text) % 4 or not _BASE64.fullmatch(text):
+        return None
+    try:
+        return base64.b64decode(text, validate=True).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _exception_text(exc: BaseException) -> str:
+    """What a traceback printer (``logging.exception``, an error tracker) shows."""
+    return "".join(traceback.format_exception(exc))
 
 
 def strings(obj: Any, out: list[str] | None = None) -> list[str]:
@@ -91,6 +113,9 @@ def strings(obj: Any, out: list[str] | None = None) -> list[str]:
             continue
         if isinstance(item, str):
             found.append(item)
+            plain = _decoded(item)
+            if plain is not None:
+                found.append(plain)
             continue
         if isinstance(item, (bytes, bytearray)):
             found.append(bytes(item).decode("utf-8", "replace"))
@@ -100,8 +125,6 @@ def strings(obj: Any, out: list[str] | None = None) -> list[str]:
         seen.add(id(item))
         d = depth + 1
         if isinstance(item, BaseModel):
-            if isinstance(item, Report):
-                continue
             # every field, extras included (a message's metadata, kwargs, artifact)
             stack.append((item.__dict__, d))
             stack.append((item.__pydantic_extra__, d))
@@ -120,7 +143,15 @@ def strings(obj: Any, out: list[str] | None = None) -> list[str]:
             stack.append((item.arg, d))
         elif isinstance(item, BaseException):
             found.append(str(item))
+            found.append(_exception_text(item))
             stack.extend((a, d) for a in item.args)
+            attrs = {k: v for k, v in getattr(item, "__dict__", {}).items() if k != "__notes__"}
+            if isinstance(item, GateHalted):
+                attrs.pop("report", None)  # the durable record
+            stack.append((attrs, d))
+            for linked in (item.__cause__, item.__context__):
+                if linked is not None:
+                    stack.append((linked, d))
         elif isinstance(item, Interrupt):
             if not is_audit(item):
                 stack.append((item.value, d))

@@ -109,7 +109,11 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return str(request.getfixturevalue("pg_url"))
 
 
-def test_review_raised_by_one_process_is_resumed_by_another(db_url: str) -> None:
+def test_review_raised_by_one_process_is_resumed_by_another(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # what a review holds while it waits is sealed under the review key: workers share it
+    monkeypatch.setenv("TRUSTGATE_REVIEW_KEY", "shared-review-key-for-every-worker-01")
     assert _run(worker_invoke, db_url, "rev", LIE, "review", None) == 0
     with connect(db_url) as db:
         app = build_graph(policy="review").compile(checkpointer=db.checkpointer)

@@ -117,7 +117,11 @@ async def test_halting_gate_logs_the_halted_crossing(opened: Opened) -> None:
     assert opened.log.count() == 1
 
 
-async def test_review_resumed_by_another_process(opened: Opened) -> None:
+async def test_review_resumed_by_another_process(
+    opened: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # what a review holds while it waits is sealed under the review key: workers share it
+    monkeypatch.setenv("TRUSTGATE_REVIEW_KEY", "shared-review-key-for-every-worker-01")
     url = opened.url  # type: ignore[attr-defined]
     if opened.kind == "memory":
         # No other process can see an in-memory saver: another compiled graph on it.

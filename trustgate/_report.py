@@ -3,6 +3,11 @@
 Every crossing produces exactly one :class:`Report`. It lands in the ``trust_reports``
 state channel, on ``stream_mode="custom"`` and (later) as one OpenTelemetry span.
 
+The durable record (the channel, the checkpoints, ``GateHalted.report``,
+:func:`reports`) keeps the report whole. The custom stream goes to end users' screens,
+so what is streamed there is :meth:`Report.content_free` unless content capture is on
+(``TRUSTGATE_CAPTURE_CONTENT=true``, the switch telemetry uses): see :func:`for_stream`.
+
 Reports must survive checkpoints under ``LANGGRAPH_STRICT_MSGPACK=true``, where
 LangGraph refuses to rebuild any pydantic class that is not on its allow-list and
 hands back a bare dict instead. So the channel (:class:`ReportLog`) checkpoints
@@ -13,6 +18,7 @@ contain only msgpack primitives and the values a graph sees are always
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -37,6 +43,7 @@ __all__ = [
     "TrustReportsState",
     "add_reports",
     "areports",
+    "for_stream",
     "reports",
     "reports_from_state",
 ]
@@ -161,12 +168,78 @@ class Report(BaseModel):
 
         return report_html(self)
 
+    def content_free(self) -> Report:
+        """This report without what the model, the verifiers or a person wrote.
+
+        What a gate streams goes where end users see it (``stream_mode="custom"`` feeds
+        chat UIs), and a failed claim is reported word for word: the lie the gate just
+        stopped would reach the screen inside the report of stopping it. So the stream
+        carries this form unless content capture is on, the same switch as telemetry
+        (``TRUSTGATE_CAPTURE_CONTENT``). It keeps what a UI needs to say *what*
+        happened: ids, gate, node, decision, whether it was released, the accounting
+        of parts, and per finding its verifier, status, severity and code
+        (``message`` becomes ``verifier/code``, ``detail`` and the proposed fixes are
+        dropped, the ``parts`` it judged stay, and ``subject`` stays only where it names
+        a part of the output, a key of ``accounting``: a verifier's subject is often the
+        sentence, path or URL the model wrote). The claims are
+        emptied; an override keeps its kind, target and verifier (``before``,
+        ``after`` and ``reason`` go); an approval keeps its decision, ``what`` (the
+        decision and the codes or field paths it covered) and when (``who`` is a
+        person's name, ``message`` their words: both go); ``error`` keeps only the
+        failing component and the error's type. The durable record
+        (``trust_reports``, checkpoints, ``GateHalted.report``,
+        :func:`trustgate.reports`) keeps the full report.
+        """
+        update: dict[str, Any] = {
+            "claims": [],
+            "findings": [
+                f.model_copy(
+                    update={
+                        "message": f"{f.verifier}/{f.code}",
+                        "detail": {},
+                        "proposals": (),
+                        "subject": f.subject if f.subject in self.accounting else None,
+                    }
+                )
+                for f in self.findings
+            ],
+            "overrides": [
+                o.model_copy(update={"before": None, "after": None, "reason": ""})
+                for o in self.overrides
+            ],
+            "error": _error_kind(self.error),
+        }
+        if self.approval is not None:
+            update["approval"] = self.approval.model_copy(update={"who": None, "message": None})
+        return self.model_copy(update=update)
+
     @classmethod
     def coerce(cls, value: Any) -> Self:
         """Accept a Report or its dict form (what a strict checkpoint hands back)."""
         if isinstance(value, cls):
             return value
         return cls.model_validate(value)
+
+
+# "verifier: TypeName: message" (a verifier that raised or timed out)
+_ERROR_KIND = re.compile(r"^([\w.\-]+): ([A-Za-z_][\w.]*)(?::|$)")
+
+
+def _error_kind(error: str | None) -> str | None:
+    """``"citations: ValueError"`` of ``"citations: ValueError: <text>"``; an error of
+    another shape becomes ``"error"``: its text may quote what was checked."""
+    if error is None:
+        return None
+    found = _ERROR_KIND.match(error)
+    return f"{found.group(1)}: {found.group(2)}" if found else "error"
+
+
+def for_stream(report: Report) -> Report:
+    """The report as a gate streams it: :meth:`Report.content_free` unless content
+    capture is on (``TRUSTGATE_CAPTURE_CONTENT=true``)."""
+    from trustgate.otel._content import CAPTURE_CONTENT_ENV, env_flag
+
+    return report if env_flag(CAPTURE_CONTENT_ENV) else report.content_free()
 
 
 def _coerce_list(value: Any) -> list[Report]:

@@ -31,6 +31,10 @@ __all__ = [
     "LangGraphCompatibilityError",
     "LedgerConflict",
     "LedgerTampered",
+    "NodeErrorWithheld",
+    "ReviewKeyMismatch",
+    "ReviewSealError",
+    "ReviewSealTampered",
     "TrustgateError",
     "TrustgateOutcome",
     "VerdictError",
@@ -45,7 +49,8 @@ class TrustgateError(Exception):
 
 
 class TrustgateOutcome(Exception):
-    """Root of what a gate *decided* and raises: today only :class:`GateHalted`.
+    """Root of what a gate *decided* and raises: :class:`GateHalted`, and
+    :class:`NodeErrorWithheld` in place of a guarded node's error it could not scrub.
 
     Deliberately not a :class:`TrustgateError`: catching usage errors must never
     swallow a halt, and a halt is never reported as bad input.
@@ -137,6 +142,23 @@ class VerdictError(TrustgateError):
     """A model verifier's verdict is not exactly one well-formed, agreeing object."""
 
 
+class ReviewSealError(TrustgateError):
+    """What a gate sealed while a person decided (the node's held output, its verifier
+    results) cannot be opened; it is never decoded or unpickled. One of the two below."""
+
+
+class ReviewSealTampered(ReviewSealError):
+    """The sealed value's tag does not fit it: the checkpoint row was edited, forged or
+    truncated (or written by a version of trustgate that did not seal it)."""
+
+
+class ReviewKeyMismatch(ReviewSealError, ConfigurationError):
+    """The value was sealed under another key: by another process under its random
+    per-process key (no key configured), or by a worker with a different key. Every
+    worker that may resume a review needs the same ``TRUSTGATE_REVIEW_KEY`` (or
+    ``TRUSTGATE_REVIEW_KEY_FILE``)."""
+
+
 class LangGraphCompatibilityError(TrustgateError):
     """LangGraph internals trustgate relies on are not what this version expects."""
 
@@ -182,3 +204,28 @@ class GateHalted(TrustgateOutcome):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.report, str(self)))
+
+
+class NodeErrorWithheld(TrustgateOutcome):
+    """A guarded node raised an error whose text cannot be scrubbed, raised in its place.
+
+    A node's error is output too (a parse failure quotes the raw model output), so a gate
+    withholds its message, notes and chain unless it declares ``passthrough=["error"]``.
+    Most errors keep their type with the text taken out; an error whose ``str()`` is
+    computed from data it keeps inside (pydantic's ``ValidationError`` carries each
+    ``input_value``, ``UnicodeDecodeError`` the undecodable bytes) cannot be emptied, so
+    the node raises this instead, chained from nothing. ``error_type`` names the original
+    type (``module.QualifiedName``), ``node`` the guarded node.
+    """
+
+    def __init__(self, node: str, error_type: str, message: str | None = None) -> None:
+        super().__init__(
+            message
+            or f"{error_type} in guarded node {node!r}: message withheld, it may quote "
+            "unverified model output (declare passthrough=['error'] to keep it)"
+        )
+        self.node = node
+        self.error_type = error_type
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.node, self.error_type, str(self)))

@@ -494,8 +494,10 @@ def assert_lie_blocked(
     ``checkpoints``), with subgraphs; every field of every item is searched (message
     metadata and artifacts too), and so are the final state and every checkpoint row.
     Only the audit record is exempt: ``trust_reports`` and the gates' own records
-    (report events, review payloads, values sealed while a person decides) name the
-    lie on purpose; an interrupt the guarded node raised itself is not exempt. A halt
+    (review payloads, values sealed while a person decides) name the lie on purpose;
+    a gate's report on the custom stream is searched too (it is streamed content-free,
+    unless content capture is on), and an interrupt the guarded node raised itself is
+    not exempt. A halt
     (``GateHalted``) counts as blocked. ``resume`` answers interrupts (one value, or a
     list used in order), e.g. ``{"type": "reject", "by": "test"}``. With
     ``require_catch`` (the default) some gate must have acted (a decision other than
@@ -544,6 +546,14 @@ def assert_lie_blocked(
                     report = data["trustgate"]
                     if isinstance(report, Report):
                         events.append(report)
+                        # streamed content-free: this stream reaches end users
+                        leaked = _leaks(report, wanted)
+                        if leaked:
+                            raise LieNotBlocked(
+                                f"lie {leaked[0]!r} reached the custom stream inside a "
+                                f"gate's report (is TRUSTGATE_CAPTURE_CONTENT on?): "
+                                f"{report!r:.300}"
+                            )
                     continue
                 if mode == "updates" and isinstance(data, dict) and "__interrupt__" in data:
                     interrupts.extend(getattr(i, "value", i) for i in data["__interrupt__"])

@@ -78,7 +78,7 @@ from langgraph.types import Command
 
 from trustgate._gate import ChainResult, Context, GateResult, TrustGate, adrive, drive, run_chain
 from trustgate._output import NodeOutput, without_tool_calls
-from trustgate._report import REPORTS_KEY, Report, ReportLog
+from trustgate._report import REPORTS_KEY, Report, ReportLog, for_stream
 from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.graph import _compat
 from trustgate.graph._node import HaltedInGraph, withhold
@@ -98,9 +98,11 @@ class TrustGateAgentState(AgentState[Any]):
 
 
 def _emit(runtime: Any, report: Report) -> None:
+    """The report on the custom stream, content-free unless content capture is on (the
+    stream reaches end users; the state channel keeps the full report)."""
     writer = getattr(runtime, "stream_writer", None)
     if writer is not None:
-        writer({"trustgate": report})
+        writer({"trustgate": for_stream(report)})
 
 
 def _report_writes(reports: Sequence[Report]) -> list[tuple[str, Any]]:
@@ -259,9 +261,9 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
         inner = _compat.model_call_commands(handler)
         return _Step(config, StreamHold(config, strict=self._strict), inner)
 
-    def _failed(self, step: _Step, exc: BaseException) -> None:
+    def _failed(self, step: _Step, exc: BaseException) -> BaseException:
         step.hold.close()
-        withhold(exc, self.model_gates, "the agent's model step")
+        return withhold(exc, self.model_gates, "model")
 
     def _read(self, request: ModelRequest[Any], response: ModelResponse[Any], step: _Step) -> Any:
         """The model step as one output, and the chain of gates over it."""
@@ -340,13 +342,17 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
             return handler(request)
         step = self._start(handler)
         token = var_child_runnable_config.set(cast(RunnableConfig, step.hold.config))
+        failure: BaseException | None = None
         try:
             response = handler(request)
         except BaseException as exc:
-            self._failed(step, exc)
-            raise
+            failure = self._failed(step, exc)
+            if failure is exc:
+                raise
         finally:
             var_child_runnable_config.reset(token)
+        if failure is not None:  # raised outside the except block: not chained to it
+            raise failure
         chain = drive(self._read(request, response, step))
         halt = self._halted(step, chain, request.runtime)
         if halt is not None:
@@ -363,13 +369,17 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
             return await handler(request)
         step = self._start(handler)
         token = var_child_runnable_config.set(cast(RunnableConfig, step.hold.config))
+        failure: BaseException | None = None
         try:
             response = await handler(request)
         except BaseException as exc:
-            self._failed(step, exc)
-            raise
+            failure = self._failed(step, exc)
+            if failure is exc:
+                raise
         finally:
             var_child_runnable_config.reset(token)
+        if failure is not None:  # raised outside the except block: not chained to it
+            raise failure
         chain = await adrive(self._read(request, response, step))
         halt = self._halted(step, chain, request.runtime)
         if halt is not None:

@@ -39,8 +39,8 @@ from trustgate._gate import (
     run_verifier,
 )
 from trustgate._output import NodeOutput
-from trustgate._report import REPORTS_KEY, Report
-from trustgate.errors import ConfigurationError, GateHalted, TrustgateError
+from trustgate._report import REPORTS_KEY, Report, for_stream
+from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.graph import _compat
 from trustgate.graph._streams import Feedback, StreamHold, stop_collecting
 from trustgate.policies._decision import GATE_MESSAGE_PREFIX, Rerender
@@ -167,27 +167,26 @@ def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
 
 
 def _seal(value: Any, config: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A held value as a durable task returns it: encoded, so that what is waiting for
-    a person's decision is not shown as content by the streams that report task
-    results, nor readable as text in the checkpoint row that keeps it."""
-    import base64
-    import hashlib
+    """A held value as a durable task returns it: encrypted and authenticated (see
+    :mod:`trustgate.graph._seal`), so that what is waiting for a person's decision is
+    not shown by the streams that report task results, nor readable in the checkpoint
+    row that keeps it, nor accepted back if someone edits that row."""
+    from trustgate.graph import _seal as seal
 
     kind, data = _compat.serde(config or var_child_runnable_config.get()).dumps_typed(value)
-    return {
-        "trustgate": "held for review",
-        "sha256": hashlib.sha256(data).hexdigest(),
-        "type": kind,
-        "sealed": base64.b64encode(data).decode("ascii"),
-    }
+    return seal.seal(kind, data)
 
 
-def _unseal(sealed: Mapping[str, Any], config: Mapping[str, Any] | None = None) -> Any:
-    import base64
+def _unseal(
+    sealed: Mapping[str, Any], config: Mapping[str, Any] | None = None, node: str = "?"
+) -> Any:
+    """The held value, only once its tag is checked: a tampered or foreign task result
+    is refused with a typed error before anything is decoded."""
+    from trustgate.graph import _seal as seal
 
-    data = base64.b64decode(sealed["sealed"])
+    kind, data = seal.open_sealed(sealed, node)
     serde = _compat.serde(config or var_child_runnable_config.get())
-    return serde.loads_typed((str(sealed["type"]), data))
+    return serde.loads_typed((kind, data))
 
 
 # what the crossing loop asks its driver to do: ("call", input), ("chain", (output,
@@ -253,8 +252,8 @@ async def _achecked(key: str) -> dict[str, Any]:
     return _seal({"findings": [f.model_dump(mode="json") for f in found]})
 
 
-def _unpack(sealed: Mapping[str, Any]) -> list[Finding]:
-    value = _unseal(sealed)
+def _unpack(sealed: Mapping[str, Any], node: str = "?") -> list[Finding]:
+    value = _unseal(sealed, node=node)
     if "failure" in value:
         verifier, code, error = value["failure"]
         raise VerifierFailure(str(verifier), str(code), str(error))
@@ -350,28 +349,28 @@ def _prepend(carry: Sequence[Any], key: str, value: Any) -> Any:
     return [head, value]
 
 
-def withhold(exc: BaseException, gates: Sequence[TrustGate[Any]], where: str) -> None:
-    """A node's error is output too: a parse failure quotes the raw model output,
-    and LangGraph keeps the error with the task in the checkpoint and shows it in
-    the tasks/debug streams. Unless every gate declares ``passthrough=["error"]``, the
-    exception keeps its type and traceback but not its message."""
+def withhold(exc: BaseException, gates: Sequence[TrustGate[Any]], where: str) -> BaseException:
+    """The error to raise for what a guarded step raised. A node's error is output too:
+    a parse failure quotes the raw model output, LangGraph keeps the error with the
+    task in the checkpoint and shows it in the tasks/debug streams, and tracebacks print
+    its notes and its whole chain. Unless every gate declares ``passthrough=["error"]``,
+    the error keeps its type and traceback but nothing of its message, notes, chain or
+    text attributes, or is a :class:`~trustgate.errors.NodeErrorWithheld` naming the
+    type where the text cannot be taken out (see :mod:`trustgate.graph._withheld`)."""
     if gates and all(covered("error", g.passthrough) for g in gates):
-        return
-    if isinstance(exc, (TrustgateError, _Paused)) or _compat.is_control_flow(exc):
-        return
-    if not exc.args and not str(exc):
-        return
-    logger.debug("withheld the message of %s from %s: %s", type(exc).__name__, where, exc)
-    try:
-        exc.args = (
-            f"{type(exc).__name__} in {where}: message withheld, it may quote unverified "
-            "model output (declare passthrough=['error'] to keep it)",
-        )
-        for attr in ("llm_output", "observation"):
-            if getattr(exc, attr, None) is not None:
-                setattr(exc, attr, None)
-    except Exception as fail:  # an exception type that refuses new args
-        logger.warning("cannot withhold the message of %s: %s", type(exc).__name__, fail)
+        return exc
+    if isinstance(exc, _Paused) or _compat.is_control_flow(exc):
+        return exc
+    from trustgate.graph._withheld import withheld
+
+    out = withheld(exc, where)
+    logger.debug(
+        "withheld the text of %s from %s%s",
+        type(exc).__name__,
+        where,
+        "" if out is exc else f" (raised as {type(out).__name__})",
+    )
+    return out
 
 
 class GuardedNode:
@@ -476,8 +475,15 @@ class GuardedNode:
                 raise _Paused(exc, hold) from None
             raise exc  # the caller inspects the pause and keeps or drops the hold
         hold.close()
-        self._withhold(exc)
-        raise exc
+        clean = self._withhold(exc)
+        if clean is exc:
+            raise exc
+        del exc  # this frame is in the traceback: it must not keep the original
+        try:
+            raise clean from None
+        except BaseException as again:  # raised inside the caller's handler: unlink it
+            again.__context__ = None
+            raise
 
     def _durable_start(self, key: str) -> tuple[Any, StreamHold]:
         input = _take_request(key)
@@ -557,7 +563,7 @@ class GuardedNode:
     def _call(self, input: Any, config: dict[str, Any]) -> tuple[Any, bool, StreamHold]:
         if self._task is not None:
             with self._task_request(input) as (key, box):
-                got = _unseal(self._task(key).result(), config)
+                got = _unseal(self._task(key).result(), config, self.name)
             return self._from_task(got, box, config)
         hold = StreamHold(config, strict=self._strict)
         collecting = hold.collecting()
@@ -572,7 +578,7 @@ class GuardedNode:
     async def _acall(self, input: Any, config: dict[str, Any]) -> tuple[Any, bool, StreamHold]:
         if self._task is not None:
             with self._task_request(input) as (key, box):
-                got = _unseal(await self._atask(key), config)
+                got = _unseal(await self._atask(key), config, self.name)
             return self._from_task(got, box, config)
         hold = StreamHold(config, strict=self._strict)
         current = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
@@ -589,7 +595,7 @@ class GuardedNode:
         key = secrets.token_hex(12)
         _REQUESTS[key] = req
         try:
-            return _unpack(self._check(key).result())
+            return _unpack(self._check(key).result(), self.name)
         finally:
             _REQUESTS.pop(key, None)
 
@@ -597,7 +603,7 @@ class GuardedNode:
         key = secrets.token_hex(12)
         _REQUESTS[key] = req
         try:
-            return _unpack(await self._acheck(key))
+            return _unpack(await self._acheck(key), self.name)
         finally:
             _REQUESTS.pop(key, None)
 
@@ -637,8 +643,9 @@ class GuardedNode:
         declares it (``passthrough=["subgraph"]`` or ``"*"``)."""
         return self._declared("subgraph")
 
-    def _withhold(self, exc: BaseException) -> None:
-        withhold(exc, self.gates, f"guarded node {self.name!r}")
+    def _withhold(self, exc: BaseException) -> BaseException:
+        """The error to raise for what the node raised (see :func:`withhold`)."""
+        return withhold(exc, self.gates, self.name)
 
     def _paused(self, paused: _Paused, input: Any) -> NodeOutput:
         """The node paused for a person (``interrupt()``) before returning: what it
@@ -676,7 +683,7 @@ class GuardedNode:
         writer = getattr(_compat.runtime(config), "stream_writer", None)
         if writer is not None:
             for r in reports:
-                writer({"trustgate": r})
+                writer({"trustgate": for_stream(r)})
         return HaltedInGraph(chain.last.report)
 
     def _pause_ctx(self, input: Any, config: dict[str, Any], attempt: int) -> Context:
@@ -704,14 +711,14 @@ class GuardedNode:
             hold.close()
             if writer is not None:
                 for r in reports:
-                    writer({"trustgate": r})
+                    writer({"trustgate": for_stream(r)})
             raise HaltedInGraph(last.report)
         released = last.output
         hold.close()  # what it held was replayed by the "release" effect
         if writer is not None:
             for r in reports:
                 if r.decision != "pass":
-                    writer({"trustgate": r})
+                    writer({"trustgate": for_stream(r)})
         sent = released.sent_writes()
         if sent:  # captured from the task's send function, so the task has one
             _compat.send(config, sent)
