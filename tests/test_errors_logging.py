@@ -101,6 +101,9 @@ _ALLOWED = {
     ("trustgate/_audit/_sample_run.py", "started.failed(exc)"),
     # a read's reconcile must not fail the read; _read_left_gap logs it at WARNING
     ("trustgate/persistence/_saver.py", "_read_left_gap(exc, item)"),
+    # a report that could not be saved: thrown into the crossing loop, which logs it and
+    # raises the saver's error with a note (nothing is released)
+    ("trustgate/graph/_node.py", "effect = loop.throw(failed)"),
 }
 _LOGS = ("logger.warning", "logger.error", "logger.exception", "logger.critical")
 _BROAD = {"Exception", "BaseException"}

@@ -229,6 +229,7 @@ class Context:
     config: Any = None
     can_rerender: bool = False
     can_pause: bool = True  # False while the node itself is paused (its own interrupt)
+    phase: str = "return"  # "pause": the node's own interrupt, before it returned
 
 
 @dataclass
@@ -409,6 +410,7 @@ class _Crossing:
         thread = meta.get("thread_id")
         return Report.model_construct(
             id=secrets.token_hex(16),  # not uuid4: runs that pin uuid4 keep their ids
+            crossing=_crossing_key(self),
             gate=self._gate.name,
             node=self.ctx.node,
             claims=[_jsonable(c) for c in claim_list],
@@ -428,6 +430,32 @@ class _Crossing:
             started_at=self.started,
             finished_at=datetime.now(UTC),
         )
+
+
+def _crossing_key(c: _Crossing) -> str | None:
+    """Where the crossing ran, as one key (thread, namespace, task, gate, attempt, phase):
+    a task LangGraph runs again after a crash (at-least-once: its writes were not saved
+    yet) is the same crossing executed again, each execution with its own report, and
+    the record can tell that its output was released twice. ``None`` outside a run with
+    a thread (``TrustGate.check``)."""
+    meta = c.ctx.meta
+    thread, task = meta.get("thread_id"), meta.get("task_id")
+    if thread is None or task is None:
+        return None
+    import hashlib
+
+    key = "\x1f".join(
+        (
+            str(thread),
+            str(meta.get("checkpoint_ns") or ""),
+            str(task),
+            c.ctx.node,
+            c.gate,
+            str(c.ctx.attempt),
+            c.ctx.phase,
+        )
+    )
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _jsonable(value: Any) -> Any:

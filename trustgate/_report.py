@@ -140,6 +140,12 @@ class Report(BaseModel):
     step: int | None = None
     checkpoint_ns: str | None = None
     task_id: str | None = None
+    crossing: str | None = None
+    """Where the crossing ran (a key of thread, namespace, task, gate, attempt)."""
+    deliveries: int = 1
+    """How many times its release was delivered: LangGraph runs a task again when a crash
+    came after the release and before the task's writes were saved (at-least-once); the
+    gate then delivers the recorded release again, and says so here."""
     started_at: datetime = Field(default_factory=_now)
     finished_at: datetime = Field(default_factory=_now)
 

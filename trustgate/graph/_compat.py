@@ -208,18 +208,19 @@ def send(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> bool:
     return True
 
 
-def _aside(config: Mapping[str, Any]) -> tuple[Any, dict[str, Any], str] | None:
-    """Where a halted task's report goes: the saver, the step's checkpoint config, and
-    a task id LangGraph never runs (so the failed task stays unfinished and a resume
-    runs it again, as for any node that raised)."""
+def _aside(
+    config: Mapping[str, Any], suffix: str | None = None
+) -> tuple[Any, dict[str, Any], str] | None:
+    """Where a crossing's report goes beside its task: the saver, the step's checkpoint
+    config, and a task id LangGraph never runs (so the task's own writes decide whether
+    it is done, as for any node). ``suffix`` makes the id one a later run can find."""
     c = conf(config)
     k = _k()
     saver = c.get(k.CONFIG_KEY_CHECKPOINTER)
     info = getattr(c.get(k.CONFIG_KEY_RUNTIME), "execution_info", None)
     if saver is None or info is None or c.get("thread_id") is None:
         return None
-    ns = str(info.checkpoint_ns or "")
-    graph_ns = ns.rsplit(k.NS_SEP, 1)[0] if k.NS_SEP in ns else ""
+    graph_ns = _graph_ns(str(info.checkpoint_ns or ""))
     cfg = {
         "configurable": {
             "thread_id": c["thread_id"],
@@ -227,7 +228,17 @@ def _aside(config: Mapping[str, Any]) -> tuple[Any, dict[str, Any], str] | None:
             "checkpoint_id": info.checkpoint_id,
         }
     }
-    return saver, cfg, f"{info.task_id}~trustgate~{secrets.token_hex(6)}"
+    return saver, cfg, f"{info.task_id}~trustgate~{suffix or secrets.token_hex(6)}"
+
+
+def _graph_ns(ns: str) -> str:
+    k = _k()
+    return ns.rsplit(k.NS_SEP, 1)[0] if k.NS_SEP in ns else ""
+
+
+def graph_namespace(config: Mapping[str, Any]) -> str:
+    """The checkpoint namespace of the graph the running task belongs to."""
+    return _graph_ns(str(conf(config).get(_k().CONFIG_KEY_CHECKPOINT_NS) or ""))
 
 
 def serde(config: Mapping[str, Any] | None) -> Any:
@@ -264,6 +275,74 @@ def keep_aside(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> 
         job = loop.create_task(saver.aput_writes(cfg, list(writes), task))
         _PENDING.add(job)
         job.add_done_callback(_PENDING.discard)
+
+
+RELEASED = "released"  # the suffix of the task id a release is recorded under
+
+
+def persist_beside(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> bool:
+    """Write ``writes`` next to the running task now, synchronously, or raise: what a
+    released crossing's report needs before anything acts on the release. ``False``
+    when the run has no checkpointer (nothing to make it durable in)."""
+    target = _aside(config, RELEASED)
+    if target is None:
+        return False
+    saver, cfg, task = target
+    saver.put_writes(cfg, list(writes), task)
+    return True
+
+
+async def apersist_beside(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> bool:
+    """Async :func:`persist_beside` (a sync-only saver is written the way it can)."""
+    target = _aside(config, RELEASED)
+    if target is None:
+        return False
+    saver, cfg, task = target
+    try:
+        await saver.aput_writes(cfg, list(writes), task)
+    except NotImplementedError:
+        saver.put_writes(cfg, list(writes), task)
+    return True
+
+
+def _released_from(tup: Any, task: str, channel: str) -> Any:
+    """The release recorded beside the task, when the task itself has no writes saved
+    (a crash came before them). A task that has writes of its own is one LangGraph runs
+    again on purpose (time travel, a resume at a checkpoint the thread moved past):
+    that run decides anew."""
+    own = task.rsplit("~trustgate~", 1)[0]
+    found = None
+    for write in getattr(tup, "pending_writes", None) or ():
+        if len(write) < 3:
+            continue
+        if write[0] == own:
+            return None
+        if write[0] == task and write[1] == channel:
+            found = write[2]
+    return found
+
+
+def prior_release(config: Mapping[str, Any], channel: str) -> Any:
+    """What an earlier execution of the running task recorded it released (``channel``
+    beside the task), or ``None``: LangGraph runs a task again when a crash came after
+    the task released but before its own writes were saved (at-least-once)."""
+    target = _aside(config, RELEASED)
+    if target is None:
+        return None
+    saver, cfg, task = target
+    return _released_from(saver.get_tuple(cfg), task, channel)
+
+
+async def aprior_release(config: Mapping[str, Any], channel: str) -> Any:
+    target = _aside(config, RELEASED)
+    if target is None:
+        return None
+    saver, cfg, task = target
+    try:
+        tup = await saver.aget_tuple(cfg)
+    except NotImplementedError:
+        tup = saver.get_tuple(cfg)
+    return _released_from(tup, task, channel)
 
 
 async def akeep_aside(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> None:
@@ -512,15 +591,12 @@ def runnable_callable(func: Callable[..., Any], afunc: Callable[..., Any] | None
     return RunnableCallable(func, afunc, name=name, trace=False)
 
 
-def in_executor(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The async side LangGraph gives a sync node: the function run in the event
-    loop's executor (so a sync node never blocks the loop, and timeouts treat it as
-    sync, exactly as for the node it wraps)."""
-    from functools import partial, wraps
-
+async def on_thread(config: Mapping[str, Any], fn: Callable[[], Any]) -> Any:
+    """``fn()`` on the executor LangChain runs sync code of an async run on (the
+    context copied, as for a sync node in an async run)."""
     from langchain_core.runnables.config import run_in_executor
 
-    return wraps(func)(partial(run_in_executor, None, func))
+    return await run_in_executor(cast(Any, config), fn)
 
 
 def present_as(wrapper: Any, inner: Any) -> None:
@@ -546,6 +622,17 @@ def present_as(wrapper: Any, inner: Any) -> None:
     if ident:
         wrapper.__name__ = ident[-1]
         wrapper.__module__ = ".".join(ident[:-1])
+
+
+def check_timeout(spec: Any, inner: Any, name: str) -> None:
+    """LangGraph refuses a time limit on a node without a native async path; the guarded
+    node has one (its gate runs on the loop), so the original is checked as LangGraph
+    would have checked it."""
+    if getattr(spec, "timeout", None) is None:
+        return
+    from langgraph.pregel._utils import validate_timeout_supported
+
+    validate_timeout_supported(inner, name=name)
 
 
 def has_native_async(runnable: Any) -> bool:

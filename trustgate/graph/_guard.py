@@ -200,6 +200,7 @@ def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]
                 "pass them as one list in one guard() call"
             )
         _check_chain(name, chain)
+        _compat.check_timeout(spec, _compat.node_runnable(spec), name)
         missing = sorted({k for g in chain for k in g.evidence_keys} - set(_compat.channels(new)))
         if missing:
             raise ConfigurationError(

@@ -14,6 +14,7 @@ writes (so a checkpointer keeps it with the failed task).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import contextvars
 import copy
@@ -40,7 +41,7 @@ from trustgate._gate import (
 )
 from trustgate._output import NodeOutput
 from trustgate._report import REPORTS_KEY, Report, for_stream
-from trustgate.errors import ConfigurationError, GateHalted
+from trustgate.errors import ConfigurationError, GateHalted, ReviewSealError
 from trustgate.graph import _compat
 from trustgate.graph._streams import Feedback, StreamHold, stop_collecting
 from trustgate.policies._decision import GATE_MESSAGE_PREFIX, Rerender
@@ -68,6 +69,34 @@ def _hand_up(reports: Sequence[Report]) -> None:
     outer = _RECORD.get()
     if outer is not None:
         outer.extend(reports)
+
+
+# A released crossing is recorded beside its task with what it released, so that
+# LangGraph running the task again after a crash (at-least-once: the crash came after
+# the release, before the task's own writes were saved) delivers the same decision
+# again instead of deciding anew: one crossing, one report, delivered twice.
+RELEASE_CHANNEL = "__trustgate_release__"
+# Only the first step of a run can run a task again (a resume starts with the step the
+# crash interrupted; a retry stays in its step): the step each run first reached here,
+# per process, bounded
+_FIRST_STEPS: collections.OrderedDict[tuple[Any, ...], Any] = collections.OrderedDict()
+_MAX_RUNS = 4096
+
+
+def _may_run_again(config: Mapping[str, Any]) -> bool:
+    """Whether this task may be one LangGraph runs again (worth one read of its step's
+    checkpoint for an earlier release)."""
+    meta = _compat.meta(config)
+    if meta.get("thread_id") is None or meta.get("task_id") is None:
+        return False
+    key = (meta["thread_id"], meta.get("run_id"), _compat.graph_namespace(config))
+    first = _FIRST_STEPS.get(key, _MISSING)
+    if first is _MISSING:
+        _FIRST_STEPS[key] = meta.get("step")
+        while len(_FIRST_STEPS) > _MAX_RUNS:
+            _FIRST_STEPS.popitem(last=False)
+        return True
+    return bool(first == meta.get("step"))
 
 
 def _halted_in_graph() -> type[GateHalted]:
@@ -166,7 +195,9 @@ def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
     return dataclasses.replace(input, **updates)
 
 
-def _seal(value: Any, config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def _seal(
+    value: Any, config: Mapping[str, Any] | None = None, *, quiet: bool = False
+) -> dict[str, Any]:
     """A held value as a durable task returns it: encrypted and authenticated (see
     :mod:`trustgate.graph._seal`), so that what is waiting for a person's decision is
     not shown by the streams that report task results, nor readable in the checkpoint
@@ -174,17 +205,21 @@ def _seal(value: Any, config: Mapping[str, Any] | None = None) -> dict[str, Any]
     from trustgate.graph import _seal as seal
 
     kind, data = _compat.serde(config or var_child_runnable_config.get()).dumps_typed(value)
-    return seal.seal(kind, data)
+    return seal.seal(kind, data, quiet=quiet)
 
 
 def _unseal(
-    sealed: Mapping[str, Any], config: Mapping[str, Any] | None = None, node: str = "?"
+    sealed: Mapping[str, Any],
+    config: Mapping[str, Any] | None = None,
+    node: str = "?",
+    *,
+    quiet: bool = False,
 ) -> Any:
     """The held value, only once its tag is checked: a tampered or foreign task result
     is refused with a typed error before anything is decoded."""
     from trustgate.graph import _seal as seal
 
-    kind, data = seal.open_sealed(sealed, node)
+    kind, data = seal.open_sealed(sealed, node, quiet=quiet)
     serde = _compat.serde(config or var_child_runnable_config.get())
     return serde.loads_typed((kind, data))
 
@@ -197,6 +232,13 @@ _Effect = tuple[str, Any]
 
 def _report_writes(reports: Sequence[Report]) -> list[tuple[str, Any]]:
     return [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
+
+
+def _persisted(arg: Sequence[Any]) -> list[tuple[str, Any]]:
+    """A persist effect's writes: given as writes, or as reports (a redelivery)."""
+    if arg and isinstance(arg[0], Report):
+        return _report_writes(arg)
+    return list(arg)
 
 
 class _Paused(Exception):
@@ -412,6 +454,7 @@ class GuardedNode:
         # person's decision applies to the very findings they saw (a model verifier is
         # not asked again)
         self._check: Any = _compat.durable(_checked, f"{name}_check") if durable else None
+        self._native_async = _compat.has_native_async(inner)
         self._acheck: Any = _compat.durable(_achecked, f"{name}_check") if durable else None
 
     # -- running the original node ------------------------------------------------
@@ -584,7 +627,14 @@ class GuardedNode:
         current = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
         collecting = hold.collecting()
         try:
-            return await self.inner.ainvoke(input, hold.config), False, hold
+            if self._native_async:
+                return await self.inner.ainvoke(input, hold.config), False, hold
+            # a sync node runs on a thread, as LangGraph runs it in an async run
+            value = await _compat.on_thread(
+                hold.config,
+                lambda: _in_config(hold.config, lambda: self.inner.invoke(input, hold.config)),
+            )
+            return value, False, hold
         except BaseException as exc:
             return self._failed(hold, exc)
         finally:
@@ -690,6 +740,7 @@ class GuardedNode:
         ctx = self._context(input, config, attempt)
         ctx.can_rerender = False
         ctx.can_pause = False
+        ctx.phase = "pause"
         return ctx
 
     def _finish(
@@ -719,10 +770,21 @@ class GuardedNode:
             for r in reports:
                 if r.decision != "pass":
                     writer({"trustgate": for_stream(r)})
-        sent = released.sent_writes()
+        return self._hand_on(config, released.rebuild(), released.sent_writes(), carry, key, raised)
+
+    @staticmethod
+    def _hand_on(
+        config: dict[str, Any],
+        value: Any,
+        sent: Sequence[tuple[str, Any]],
+        carry: Sequence[Any],
+        key: str,
+        raised: bool,
+    ) -> Any:
+        """What LangGraph gets for a release: the value (the carried messages ahead of
+        it), the channel writes made while the node ran, a parent command raised."""
         if sent:  # captured from the task's send function, so the task has one
-            _compat.send(config, sent)
-        value = released.rebuild()
+            _compat.send(config, list(sent))
         if raised:
             if carry:
                 value = _carried_handoff(carry, key, value)
@@ -730,6 +792,66 @@ class GuardedNode:
         if carry:
             value = _prepend(carry, key, value)
         return value
+
+    def _release_record(
+        self,
+        config: dict[str, Any],
+        released: NodeOutput,
+        reports: Sequence[Report],
+        carry: Sequence[Any],
+        key: str,
+        raised: bool,
+    ) -> list[tuple[str, Any]]:
+        """What a release writes beside its task before anything acts on it: the
+        reports, and (sealed) what it released, for a delivery after a crash. A release
+        that cannot be sealed is recorded by its reports alone (logged)."""
+        writes: list[tuple[str, Any]] = _report_writes(reports)
+        try:
+            payload = {
+                "value": released.rebuild(),
+                "sent": released.sent_writes(),
+                "store": [tuple(op) for op in released.store_writes],
+                "carry": list(carry),
+                "key": key,
+                "raised": raised,
+                "reports": [r.to_json_dict() for r in reports],
+            }
+            writes.append((RELEASE_CHANNEL, _seal(payload, config, quiet=True)))
+        except Exception as exc:  # a value the serializer cannot take: recorded, not kept
+            logger.warning(
+                "node %r: what its gates released cannot be kept for a delivery after a "
+                "crash (%s: %s); a run after a crash decides again",
+                self.name,
+                type(exc).__name__,
+                exc,
+            )
+        return writes
+
+    def _redeliver(
+        self, config: dict[str, Any], got: Mapping[str, Any]
+    ) -> Generator[_Effect, Any, Any]:
+        """An earlier execution of this task released, and a crash came before its own
+        writes were saved: the same release is delivered again (recorded as a second
+        delivery of the same crossing), the node is not run and nothing is decided anew."""
+        reports = [
+            r.model_copy(update={"deliveries": r.deliveries + 1})
+            for r in (Report.coerce(d) for d in got["reports"])
+        ]
+        logger.warning(
+            "node %r ran again after a crash: its release is delivered again, as recorded",
+            self.name,
+        )
+        yield ("persist", reports)
+        _hand_up(reports)
+        if got["store"]:
+            yield ("store", [_compat.put_op(op) for op in got["store"]])
+        self._record(config, reports)
+        value = got["value"]
+        if got["raised"]:
+            value = _compat.readdress(value, config)
+        return self._hand_on(
+            config, value, [tuple(w) for w in got["sent"]], got["carry"], got["key"], got["raised"]
+        )
 
     def _release_how(self, released: NodeOutput, carry: Sequence[Any]) -> dict[str, Any]:
         """How the hold replays a release: everything or only the stream-writer output,
@@ -750,14 +872,11 @@ class GuardedNode:
         }
 
     def _record(self, config: dict[str, Any], reports: list[Report]) -> None:
-        """A released crossing's reports: the task's own write to ``trust_reports``,
-        or, in a graph whose state is one root value (no room for a channel), kept
-        beside the task in the checkpointer like a halted crossing's."""
-        writes = [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
-        if self.root:
-            _compat.keep_aside(config, writes)
-        else:
-            _compat.send(config, writes)
+        """A released crossing's reports in the state: the task's own write to
+        ``trust_reports`` (they were made durable beside the task before the release;
+        a graph whose state is one root value has no channel for them)."""
+        if not self.root:
+            _compat.send(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
 
     # -- the loop: written once, driven sync or async --------------------------------
 
@@ -772,6 +891,21 @@ class GuardedNode:
         back in as ``_Paused`` thrown at the ``call`` effect, a halt of a guarded graph
         inside it as ``GateHalted``; ``record`` collects the reports of guarded nodes
         inside this one, kept with this node's own."""
+        if _may_run_again(config):
+            sealed = yield ("prior", None)
+            earlier = None
+            if sealed is not None:
+                try:
+                    earlier = _unseal(sealed, config, self.name, quiet=True)
+                except ReviewSealError as exc:  # sealed under another key: decide anew
+                    logger.warning(
+                        "node %r: an earlier release of this task cannot be read (%s); "
+                        "it is decided again",
+                        self.name,
+                        exc,
+                    )
+            if earlier is not None:
+                return (yield from self._redeliver(config, earlier))
         reports: list[Report] = []
         carry: list[Any] = []
         issues: list[str] = []  # everything the gate told the node so far
@@ -817,7 +951,36 @@ class GuardedNode:
                 _hand_up(everything)
                 if chain.last.route != "release":
                     yield ("keep_aside", everything)
-                elif _unchanged(chain) and self._nested_passes and attempt == 1:
+                else:
+                    # recorded before released: the report is durable before anything
+                    # (a successor, a stream consumer) can act on the release
+                    try:
+                        yield (
+                            "persist",
+                            self._release_record(
+                                config, chain.last.output, everything, carry, key, raised
+                            ),
+                        )
+                    except Exception as exc:
+                        hold.close()
+                        logger.warning(
+                            "gate %r on %r: the report could not be saved, nothing is released: %s",
+                            chain.last.report.gate,
+                            self.name,
+                            exc,
+                        )
+                        # the saver's own error, as LangGraph would raise it a moment later
+                        exc.add_note(
+                            f"trustgate: the report of gate {chain.last.report.gate!r} on "
+                            f"{self.name!r} could not be saved, so nothing was released "
+                            "(recorded before released)"
+                        )
+                        raise
+                if (
+                    chain.last.route == "release"
+                    and _unchanged(chain)
+                    and (self._nested_passes and attempt == 1)
+                ):
                     # a later attempt's subgraph state holds the gate's feedback
                     yield ("keep_checkpoints", hold)
                 if chain.last.route == "release" and released is not None:
@@ -855,9 +1018,17 @@ class GuardedNode:
                     elif kind == "release":
                         held, how = arg
                         result = held.release(**how)
+                    elif kind == "prior":
+                        result = _compat.prior_release(config, RELEASE_CHANNEL)
                     elif kind == "keep_aside":
                         result = None
                         _compat.keep_aside(config, _report_writes(arg))
+                    elif kind == "persist":
+                        try:
+                            result = _compat.persist_beside(config, _persisted(arg))
+                        except Exception as failed:
+                            effect = loop.throw(failed)
+                            continue
                     else:  # store
                         result = _compat.put_to_store(config, arg) if arg else None
                 except _Paused as paused:
@@ -894,9 +1065,17 @@ class GuardedNode:
                     elif kind == "release":
                         held, how = arg
                         result = await held.arelease(**how)
+                    elif kind == "prior":
+                        result = await _compat.aprior_release(config, RELEASE_CHANNEL)
                     elif kind == "keep_aside":
                         result = None
                         await _compat.akeep_aside(config, _report_writes(arg))
+                    elif kind == "persist":
+                        try:
+                            result = await _compat.apersist_beside(config, _persisted(arg))
+                        except Exception as failed:
+                            effect = loop.throw(failed)
+                            continue
                     else:  # store: an async store is written from the loop, not its bridge
                         store = getattr(_compat.runtime(config), "store", None)
                         result = await store.abatch(list(arg)) if arg and store else None
@@ -933,9 +1112,11 @@ def runnable(node: GuardedNode) -> Any:
     """The runnable installed in place of the original node.
 
     The functions close over the original runnable so LangGraph still finds a
-    subgraph inside (state snapshots, ``get_state(subgraphs=True)``, drawings). The
-    async path exists exactly when the original has one, so timeouts and sync/async
-    behaviour stay LangGraph's.
+    subgraph inside (state snapshots, ``get_state(subgraphs=True)``, drawings). An
+    async run drives the gate on the event loop in both cases; a node without a native
+    async path has only its own call run on a thread (see ``GuardedNode._acall``): a
+    gate that waited on an async checkpointer from a thread of the loop's executor
+    could starve the loop of the threads that saver needs, and hang.
     """
     inner = node.inner
     guarded = node
@@ -948,10 +1129,7 @@ def runnable(node: GuardedNode) -> Any:
         assert inner is guarded.inner
         return await guarded.arun(input, cast(dict[str, Any], config))
 
-    if _compat.has_native_async(inner):
-        r = _compat.runnable_callable(run, arun, node.name)
-    else:
-        r = _compat.runnable_callable(run, _compat.in_executor(run), node.name)
+    r = _compat.runnable_callable(run, arun, node.name)
     r.trustgate_node = node  # what guarded_nodes() and audit() look for
     _compat.present_as(r, inner)
     return r

@@ -81,11 +81,16 @@ class _Keys:
         self.random = random
 
 
-def _process_key() -> bytes:
-    global _random_key
+_warned = False
+
+
+def _process_key(quiet: bool = False) -> bytes:
+    global _random_key, _warned
     with _random_lock:
         if _random_key is None:
             _random_key = secrets.token_bytes(32)
+        if not quiet and not _warned:
+            _warned = True
             logger.warning(
                 "no review key is configured (%s or %s): what a Review gate holds while "
                 "a person decides is sealed under a random key of this process, so a "
@@ -96,7 +101,7 @@ def _process_key() -> bytes:
         return _random_key
 
 
-def _keys() -> _Keys:
+def _keys(quiet: bool = False) -> _Keys:
     """The configured key (the environment, then the key file), else this process's
     random key. Read on every seal, so a rotated environment takes effect."""
     raw: bytes | str
@@ -116,7 +121,7 @@ def _keys() -> _Keys:
             logger.warning("review key file %s is readable by other users", path)
         origin = KEY_FILE_ENV
     else:
-        return _Keys(_process_key(), random=True)
+        return _Keys(_process_key(quiet), random=True)
     key = raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
     if len(key) < _MIN_KEY_BYTES:
         raise ConfigurationError(
@@ -147,9 +152,11 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def seal(kind: str, data: bytes) -> dict[str, Any]:
-    """A serialized value (``kind``, ``data``: what ``dumps_typed`` returns) sealed."""
-    keys = _keys()
+def seal(kind: str, data: bytes, *, quiet: bool = False) -> dict[str, Any]:
+    """A serialized value (``kind``, ``data``: what ``dumps_typed`` returns) sealed.
+    ``quiet``: no warning about the random per-process key (a release kept for a
+    delivery after a crash only works less well without a configured key)."""
+    keys = _keys(quiet)
     nonce = secrets.token_bytes(_NONCE_BYTES)
     plain = kind.encode("utf-8") + b"\x00" + data
     ciphertext = _xor(plain, _stream(keys.enc, nonce, len(plain)))
@@ -180,7 +187,7 @@ def _field(sealed: Mapping[str, Any], name: str) -> bytes:
         ) from None
 
 
-def open_sealed(sealed: Any, node: str) -> tuple[str, bytes]:
+def open_sealed(sealed: Any, node: str, *, quiet: bool = False) -> tuple[str, bytes]:
     """``(kind, data)`` of a sealed value, after its tag was checked.
 
     Raises :class:`~trustgate.errors.ReviewKeyMismatch` for a value sealed under another
@@ -196,7 +203,7 @@ def open_sealed(sealed: Any, node: str) -> tuple[str, bytes]:
             f"the output node {node!r} held for review has seal version "
             f"{sealed.get('v')!r}; this version opens {_VERSION}"
         )
-    keys = _keys()
+    keys = _keys(quiet)
     key_id = sealed.get("key_id")
     if key_id != keys.key_id:
         raise ReviewKeyMismatch(_mismatch(node, sealed, keys))
