@@ -30,8 +30,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp,agents,oracle,docs]'
 	touch $(STAMP)
 
+# The demo's database is a file that `trustgate history` (another process) reads, so it
+# needs a ledger key: one is made once for this checkout, readable by you only.
+DEMO_KEY := .trustgate/demo.key
 demo: $(STAMP)
-	$(BIN)/trustgate demo
+	@test -f $(DEMO_KEY) || (mkdir -p .trustgate && umask 077 && \
+		$(BIN)/python -c 'import secrets; print(secrets.token_hex(32))' > $(DEMO_KEY))
+	TRUSTGATE_LEDGER_KEY_FILE=$(DEMO_KEY) $(BIN)/trustgate demo
+	@echo "List the crossings with: TRUSTGATE_LEDGER_KEY_FILE=$(DEMO_KEY) $(BIN)/trustgate history"
 
 # The package's venv and the tests' backends (Phoenix, MLflow, Chromium) install side by
 # side, then the checks run in order.

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
+import secrets
 import sys
 import tempfile
 import time
@@ -291,6 +293,9 @@ def main() -> int:
         help="also run the guarded graph on the bare saver (no report log) each round",
     )
     args = parser.parse_args()
+    # the workers share one database, so one ledger key (they inherit the environment)
+    if not (os.environ.get("TRUSTGATE_LEDGER_KEY") or os.environ.get("TRUSTGATE_LEDGER_KEY_FILE")):
+        os.environ["TRUSTGATE_LEDGER_KEY"] = secrets.token_hex(32)
 
     kind = SCENARIOS[args.graph]
     with tempfile.TemporaryDirectory(prefix="trustgate-load-") as tmp, temp_postgres() as server:

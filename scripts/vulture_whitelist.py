@@ -20,6 +20,7 @@ _.read_lines  # Workspace.read_lines
 _.clear_cache  # Workspace.clear_cache
 _.recording  # CrossingSpan.recording
 _.ahistory  # Persistence.ahistory
+_.text_factory  # sqlite3.Connection.text_factory: set by the report log, read by sqlite3
 _.from_path  # Lexicon.from_path
 _.from_patterns  # PatternRule.from_patterns
 stats  # trustgate._executor.stats: the pool's counters (bench/executor.py, the tests)

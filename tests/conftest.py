@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from _cli_support import TEST_LEDGER_KEY
 from _support import MakeRepo, git, write_tree
 
 TIERS = ("unit", "integration", "bypass", "oracle")
@@ -25,6 +27,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.bypass if bypass else pytest.mark.unit)
         elif len(tiers) > 1:
             raise pytest.UsageError(f"{item.nodeid} is in more than one test tier: {tiers}")
+
+
+@pytest.fixture(autouse=True)
+def _ledger_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A database file (and PostgreSQL) refuses to open without a ledger key, so every
+    test runs with one configured (``TRUSTGATE_LEDGER_KEY``, inherited by the processes
+    a test starts). Tests of the keyless case delete it."""
+    if not (os.environ.get("TRUSTGATE_LEDGER_KEY") or os.environ.get("TRUSTGATE_LEDGER_KEY_FILE")):
+        monkeypatch.setenv("TRUSTGATE_LEDGER_KEY", TEST_LEDGER_KEY)
 
 
 @pytest.fixture

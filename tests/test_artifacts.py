@@ -16,7 +16,7 @@ from trustgate.errors import (
     EvidenceRefused,
     LedgerConflict,
 )
-from trustgate.evidence.ledger import ArtifactLedger
+from trustgate.evidence.ledger import EPHEMERAL_KEY, ArtifactLedger
 from trustgate.files import (
     Artifact,
     GroundedValue,
@@ -256,14 +256,14 @@ def test_acquire_locators_findings(ws: Workspace, ledger: ArtifactLedger) -> Non
 
 
 def test_sqlite_ledger_survives_reopen(ws: Workspace, tmp_path: Path) -> None:
-    """With the same key the verified status survives a reopen; without a key (a random
-    one per ledger object) it is unverified until reverify() re-reads the source."""
+    """With the same key the verified status survives a reopen; under another key (here
+    an ephemeral one) it is unverified until reverify() re-reads the source."""
     path = tmp_path / "l.db"
     key = "0123456789abcdef0123456789abcdef"
     art = ws.acquire(Locator(path="a.txt"), SqliteLedger(path, key=key))
     again = SqliteLedger(path, key=key)
     assert again.get(art.id) == art
-    keyless = SqliteLedger(path)
+    keyless = SqliteLedger(path, key=EPHEMERAL_KEY)
     assert keyless.get(art.id) == art.model_copy(update={"verification": "unverified"})
     assert keyless.reverify(art.id, ws).passed
     assert keyless.get(art.id) == art

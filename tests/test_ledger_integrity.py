@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from _support import write_tree
 
-from trustgate.errors import ArtifactIntegrityError, ConfigurationError
+from trustgate.errors import ArtifactIntegrityError, ConfigurationError, LedgerKeyError
 from trustgate.evidence.artifacts import artifact_id
-from trustgate.evidence.ledger import KEY_ENV, KEY_FILE_ENV, ArtifactLedger
+from trustgate.evidence.ledger import EPHEMERAL_KEY, KEY_ENV, KEY_FILE_ENV, ArtifactLedger
 from trustgate.files import Locator, SqliteLedger, Workspace, acquire_external
 from trustgate.verifiers.base import Evidence
 from trustgate.verifiers.files import GroundingCheck
@@ -254,6 +254,7 @@ def test_key_outside_the_database(
     monkeypatch.delenv(KEY_ENV)
     key_file = tmp_path / "ledger.key"
     key_file.write_bytes(KEY + b"\n")
+    key_file.chmod(0o600)
     monkeypatch.setenv(KEY_FILE_ENV, str(key_file))
     assert backend.open().verification(art_id) == "verified"
     monkeypatch.delenv(KEY_FILE_ENV)
@@ -264,7 +265,9 @@ def test_key_outside_the_database(
     assert other.verification(art_id) == "verified"
     assert backend.open(key=KEY).verification(art_id) == "verified"  # first seal still good
 
-    ephemeral = backend.open()  # no key anywhere: a fresh random one for this object
+    with pytest.raises(LedgerKeyError, match=KEY_ENV):  # no key anywhere: refused
+        backend.open()
+    ephemeral = backend.open(key=EPHEMERAL_KEY)  # asked for: a random one for this object
     assert ephemeral.verification(art_id) == "unverified"
 
     with pytest.raises(ConfigurationError):

@@ -30,6 +30,7 @@ __all__ = [
     "InputError",
     "LangGraphCompatibilityError",
     "LedgerConflict",
+    "LedgerKeyError",
     "LedgerTampered",
     "NodeErrorWithheld",
     "ReviewKeyMismatch",
@@ -59,6 +60,12 @@ class TrustgateOutcome(Exception):
 
 class ConfigurationError(TrustgateError):
     """The library was set up wrongly (bad argument, missing evidence source)."""
+
+
+class LedgerKeyError(ConfigurationError):
+    """No usable key to seal or verify stored rows: none configured for a database other
+    processes read, a key file others can read, a key too short. The message says how
+    to set one (``TRUSTGATE_LEDGER_KEY``, ``TRUSTGATE_LEDGER_KEY_FILE`` or ``key=``)."""
 
 
 class InputError(TrustgateError):

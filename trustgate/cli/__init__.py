@@ -1,10 +1,11 @@
 """The ``trustgate`` command.
 
 Exit codes are part of the interface so the command can sit in a user's CI:
-0 = everything checked passed, 1 = something failed or was removed,
-2 = bad input, or output that cannot be written (one line on stderr, never a
-traceback), 3 = audit only: a crossing could not be decided, 4 = a gate halted a
-run the command made (an outcome, not bad input).
+0 = everything checked passed, 1 = something failed or was removed (for
+``history``: a row of the report log is not sealed), 2 = bad input, or output that
+cannot be written (one line on stderr, never a traceback), 3 = audit only: a
+crossing could not be decided, 4 = a gate halted a run the command made (an
+outcome, not bad input).
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    with _common.cli_logging():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)

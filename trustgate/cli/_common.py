@@ -2,10 +2,15 @@
 
 Every way a command can go wrong ends in one line on stderr and a documented exit
 code, never a traceback: bad input (empty, binary, not UTF-8, not JSON, nested or
-sized past :mod:`trustgate._limits`) is exit 2; output that cannot be written (stdout
-closed, a full device) is exit 2 with "cannot write output"; a gate that halted a run
-the command made is exit 4 (an outcome, not bad input); a reader that went away is
-exit 141, quietly; and anything unexpected is exit 2 with "internal error".
+sized past :mod:`trustgate._limits`, a number out of range) is exit 2; output that
+cannot be written (stdout closed, a full device) is exit 2 with "cannot write
+output"; a gate that halted a run the command made is exit 4 (an outcome, not bad
+input); a reader that went away is exit 141, quietly; and anything unexpected is
+exit 2 with "internal error".
+
+Log records reach stderr as one line each too (:func:`cli_logging`): when the host
+process configured no logging, Python would otherwise print them through its
+last-resort handler, tracebacks included.
 
 Importing this module (and every command module) costs next to nothing: what a
 command needs is imported when it runs, so ``trustgate --help`` stays fast.
@@ -18,7 +23,8 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 from trustgate.errors import GateHalted, TrustgateError
@@ -32,6 +38,95 @@ EXIT_HALTED = 4  # a gate stopped a run the command made: the gate worked, the i
 EXIT_SIGPIPE = 141  # 128 + SIGPIPE, what a shell reports for a filter cut off
 
 Handler = Callable[[argparse.Namespace], int]
+
+_SHOWN = "trustgate_cli_shown"
+"""Set on a log record whose message the command already printed as its error line."""
+
+
+class OneLineHandler(logging.Handler):
+    """Each log record as one ``trustgate: warning: ...`` line on stderr, never with a
+    traceback (the traceback stays on the record for handlers the host configured).
+
+    Writes to whatever ``sys.stderr`` is at the time, so a redirected stderr is honoured.
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, _SHOWN, False):
+            return  # run() prints this one itself, as the command's one error line
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # a record whose arguments do not fit its format
+            message = str(record.msg)
+        line = " ".join(message.splitlines()) or record.levelname.lower()
+        try:
+            sys.stderr.write(f"trustgate: {record.levelname.lower()}: {line}\n")
+            sys.stderr.flush()
+        except (OSError, AttributeError, ValueError):
+            return  # stderr is closed too: there is nowhere left to say it
+
+
+@contextmanager
+def cli_logging() -> Iterator[None]:
+    """Route logging through :class:`OneLineHandler` for the duration of a command.
+
+    When the root logger has no handler (a plain ``trustgate`` process), one is
+    attached; Python's last-resort handler, used for loggers whose records reach no
+    handler, is replaced as well. A host that configured logging (an application
+    calling ``main()``, pytest) keeps its own handlers.
+    """
+    handler = OneLineHandler(logging.WARNING)
+    root = logging.getLogger()
+    attach = not root.handlers
+    previous = logging.lastResort
+    logging.lastResort = handler
+    if attach:
+        root.addHandler(handler)
+    try:
+        yield
+    finally:
+        if attach:
+            root.removeHandler(handler)
+        logging.lastResort = previous
+
+
+def bounded_int(low: int, high: int) -> Callable[[str], int]:
+    """argparse type: a whole number in ``[low, high]``, else a usage error (exit 2;
+    argparse names the flag)."""
+
+    def parse(text: str) -> int:
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        try:
+            value = int(text.strip(), 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"takes a whole number, not '{printable(shown)}'"
+            ) from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"must be between {low:,} and {high:,}, not {printable(shown)}"
+            )
+        return value
+
+    return parse
+
+
+def printable(text: object) -> str:
+    """``text`` with every character a terminal would act on (control characters,
+    bidirectional overrides, line breaks) shown as an escape: what a database row holds
+    must not be able to rewrite the lines printed around it."""
+    out = []
+    for ch in str(text):
+        if ch.isprintable():
+            out.append(ch)
+        elif 0xDC80 <= ord(ch) <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+            out.append(f"\\x{ord(ch) - 0xDC00:02x}")
+        elif ord(ch) < 0x100:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return "".join(out)
 
 
 class UsageError(Exception):
@@ -115,7 +210,13 @@ def run(args: argparse.Namespace) -> int:
         error(f"input too large or too deeply nested to process ({type(exc).__name__})")
         return EXIT_BAD_INPUT
     except Exception as exc:  # the last line of defence: one line, never a traceback
-        logger.warning("internal error in %s", getattr(args, "command", "?"), exc_info=True)
+        # the traceback goes to the host's handlers only; on stderr the line below says it
+        logger.warning(
+            "internal error in %s",
+            getattr(args, "command", "?"),
+            exc_info=True,
+            extra={_SHOWN: True},
+        )
         error(f"internal error: {type(exc).__name__}: {exc}")
         return EXIT_BAD_INPUT
 

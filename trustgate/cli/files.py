@@ -9,6 +9,7 @@ from trustgate.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAIL,
     EXIT_OK,
+    bounded_int,
     dump_json,
     print_findings,
     read_json_arg,
@@ -17,6 +18,9 @@ from trustgate.errors import ConfigurationError, EvidenceRefused, GitError, Inpu
 
 if TYPE_CHECKING:
     from trustgate.evidence.workspace import Workspace
+
+MAX_WINDOW = 10_000
+"""The widest ``--window``: a drift past this many lines is no longer the cited line."""
 
 
 def register(sub: Any) -> None:
@@ -28,7 +32,13 @@ def register(sub: Any) -> None:
     p.add_argument("manifest", metavar="MANIFEST.json")
     p.add_argument("--root", required=True, metavar="DIR")
     p.add_argument("--base", default="HEAD", help="git base for 'changed' items (HEAD)")
-    p.add_argument("--window", type=int, default=3)
+    p.add_argument(
+        "--window",
+        type=bounded_int(0, MAX_WINDOW),
+        default=3,
+        metavar="N",
+        help=f"lines a cited line may have drifted (0 to {MAX_WINDOW:,}; default 3)",
+    )
     p.add_argument("--json", action="store_true", help="print findings as JSON")
     p.set_defaults(handler=_replay)
 

@@ -23,13 +23,18 @@ every read re-checks what it serves:
   by another process without a key, or forged) counts as ``unverified`` until
   :meth:`ArtifactLedger.reverify` re-reads its source and seals it.
 
-**Key management.** The key is, in order: the ``key=`` argument; the environment
-variable ``TRUSTGATE_LEDGER_KEY`` (the key itself); ``TRUSTGATE_LEDGER_KEY_FILE`` (a
-file holding it, which should be readable by the gate's user only). At least 16
-bytes; ``python -c "import secrets; print(secrets.token_hex(32))"`` makes a good one.
-Every process that shares a ledger needs the same key. Without one, a random key is
-made per ledger object: seals then protect the ledger for that object's lifetime, and
-a restart (or another worker) sees earlier rows as ``unverified`` until reverified.
+**Key management** (:mod:`trustgate.evidence.keys`). The key is, in order: the
+``key=`` argument; the environment variable ``TRUSTGATE_LEDGER_KEY`` (the key itself);
+``TRUSTGATE_LEDGER_KEY_FILE`` (a file holding it, readable by the gate's user only: a
+file group or others can read is refused unless ``allow_readable_key_file=True`` or
+``TRUSTGATE_LEDGER_KEY_FILE_ALLOW_READABLE=1``). At least 16 bytes;
+``python -c "import secrets; print(secrets.token_hex(32))"`` makes a good one. Every
+process that shares a ledger needs the same key, so a ledger other processes or a
+restart read (``PostgresLedger``, a ``SqliteLedger`` on a file) refuses to start
+without one (:class:`~trustgate.errors.LedgerKeyError`, saying how to set it); an
+``InMemoryLedger`` or a ``:memory:`` SQLite ledger takes a random key, and
+``key=EPHEMERAL_KEY`` asks for one explicitly. The same key seals the rows of the
+report log (:mod:`trustgate.persistence`).
 Rows are sealed under a key id (a fingerprint of the key, never the key), so several
 keys can coexist during a rotation: reverify under the new key, then retire the old.
 
@@ -46,13 +51,9 @@ it is given, and trustgate only gives it what it acquired itself.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import logging
-import os
-import secrets
 import sqlite3
-import stat
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
@@ -66,18 +67,26 @@ from pydantic import ValidationError
 from trustgate._findings import Finding
 from trustgate.errors import (
     ArtifactIntegrityError,
-    ConfigurationError,
     EvidenceRefused,
     GitError,
     LedgerConflict,
     LedgerTampered,
 )
 from trustgate.evidence.artifacts import Artifact, Connector, _canonical, acquire_external
+from trustgate.evidence.keys import (
+    EPHEMERAL_KEY,
+    KEY_ENV,
+    KEY_FILE_ENV,
+    KeyArg,
+    SealKey,
+    resolve_key,
+)
 
 if TYPE_CHECKING:
     from trustgate.evidence.workspace import Workspace
 
 __all__ = [
+    "EPHEMERAL_KEY",
     "KEY_ENV",
     "KEY_FILE_ENV",
     "ArtifactLedger",
@@ -90,44 +99,10 @@ logger = logging.getLogger(__name__)
 
 EffectiveVerification = Literal["verified", "unverified", "tampered"]
 _VERIFIER = "reverify"
-KEY_ENV = "TRUSTGATE_LEDGER_KEY"
-KEY_FILE_ENV = "TRUSTGATE_LEDGER_KEY_FILE"
-_MIN_KEY_BYTES = 16
 _SEAL_CONTEXT = b"trustgate-ledger-seal-v1\x00"
-_KEY_ID_CONTEXT = b"trustgate-ledger-key-id-v1"
 # mark statuses: the source changed under a verified artifact / the stored row was edited
 _SOURCE_CHANGED = "tampered"
 _ROW_TAMPERED = "ledger_tampered"
-
-
-def _resolve_key(key: bytes | str | None) -> tuple[bytes, str]:
-    """The ledger key and where it came from ("argument", an env name, or "random")."""
-    origin = "argument"
-    if key is None:
-        if os.environ.get(KEY_ENV):
-            key, origin = os.environ[KEY_ENV], KEY_ENV
-        elif os.environ.get(KEY_FILE_ENV):
-            path = os.environ[KEY_FILE_ENV]
-            try:
-                with open(path, "rb") as fh:
-                    key = fh.read().strip()
-                mode = os.stat(path).st_mode
-            except OSError as exc:
-                raise ConfigurationError(
-                    f"cannot read the ledger key file {path!r} ({KEY_FILE_ENV}): "
-                    f"{exc.strerror or exc}"
-                ) from None
-            if mode & (stat.S_IRWXG | stat.S_IRWXO):
-                logger.warning("ledger key file %s is readable by other users", path)
-            origin = KEY_FILE_ENV
-        else:
-            return secrets.token_bytes(32), "random"
-    raw = key.encode("utf-8") if isinstance(key, str) else bytes(key)
-    if len(raw) < _MIN_KEY_BYTES:
-        raise ConfigurationError(
-            f"the ledger key ({origin}) must be at least {_MIN_KEY_BYTES} bytes, got {len(raw)}"
-        )
-    return raw, origin
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,29 +146,45 @@ class ArtifactLedger(ABC):
 
     Args:
         key: the key seals are made under (see the module docstring); default from
-            ``TRUSTGATE_LEDGER_KEY`` / ``TRUSTGATE_LEDGER_KEY_FILE``, else random.
+            ``TRUSTGATE_LEDGER_KEY`` / ``TRUSTGATE_LEDGER_KEY_FILE``. Required for a
+            ledger other processes read; ``EPHEMERAL_KEY`` for a random one.
+        allow_readable_key_file: accept a key file group or others can read.
     """
 
-    _key: bytes
-    _key_id: str
+    _seal_key: SealKey
 
-    def __init__(self, *, key: bytes | str | None = None) -> None:
-        self._set_key(key)
+    def __init__(self, *, key: KeyArg = None, allow_readable_key_file: bool = False) -> None:
+        self._set_key(key, allow_readable_key_file=allow_readable_key_file)
 
-    def _set_key(self, key: bytes | str | None) -> str:
-        self._key, origin = _resolve_key(key)
-        self._key_id = hmac.new(self._key, _KEY_ID_CONTEXT, hashlib.sha256).hexdigest()[:16]
-        return origin
+    def _set_key(
+        self,
+        key: KeyArg,
+        *,
+        required_for: str | None = None,
+        allow_readable_key_file: bool = False,
+    ) -> str:
+        self._seal_key = resolve_key(
+            key, required_for=required_for, allow_readable_key_file=allow_readable_key_file
+        )
+        return self._seal_key.origin
+
+    @property
+    def seal_key(self) -> SealKey:
+        """The key this ledger seals under (its ``key_id`` is public; the secret is not
+        shown in its repr)."""
+        return self._keyed_key()
+
+    def _keyed_key(self) -> SealKey:
+        if not hasattr(self, "_seal_key"):  # a subclass that did not call __init__
+            self._set_key(None)
+        return self._seal_key
 
     def _keyed(self) -> tuple[bytes, str]:
-        if not hasattr(self, "_key"):  # a subclass that did not call __init__
-            self._set_key(None)
-        return self._key, self._key_id
+        k = self._keyed_key()
+        return k.secret, k.key_id
 
     def _mac(self, artifact: Artifact) -> str:
-        key, _ = self._keyed()
-        payload = _SEAL_CONTEXT + _canonical(artifact.model_dump(mode="json"))
-        return hmac.new(key, payload, hashlib.sha256).hexdigest()
+        return self._keyed_key().mac(_SEAL_CONTEXT, _canonical(artifact.model_dump(mode="json")))
 
     # -- writing -----------------------------------------------------------------
 
@@ -436,8 +427,8 @@ class InMemoryLedger(ArtifactLedger):
     """A ledger in a dict, for tests and notebooks (sealed under a random key unless
     one is given: it lives no longer than the process anyway)."""
 
-    def __init__(self, *, key: bytes | str | None = None) -> None:
-        super().__init__(key=key)
+    def __init__(self, *, key: KeyArg = None, allow_readable_key_file: bool = False) -> None:
+        super().__init__(key=key, allow_readable_key_file=allow_readable_key_file)
         self._lock = threading.Lock()
         self._items: dict[str, Artifact] = {}
         self._seals: dict[tuple[str, str], str] = {}
@@ -509,22 +500,30 @@ class SqliteLedger(ArtifactLedger):
     Put-if-absent is ``INSERT ... ON CONFLICT(id) DO NOTHING`` followed by reading the
     stored row, so concurrent writers (threads or processes) agree on one artifact.
     Seals live in ``trustgate_artifact_seals`` (one per artifact and key id).
+
+    A ledger on a file (or on a connection to one) is read by other processes and
+    after a restart, so it needs a configured key (``key=``, ``TRUSTGATE_LEDGER_KEY``
+    or ``TRUSTGATE_LEDGER_KEY_FILE``); ``:memory:`` takes a random one.
     """
 
     def __init__(
         self,
         path: str | Path | sqlite3.Connection = ":memory:",
         *,
-        key: bytes | str | None = None,
+        key: KeyArg = None,
+        allow_readable_key_file: bool = False,
     ) -> None:
-        origin = self._set_key(key)
+        where = _sqlite_file(path)
+        self._set_key(
+            key,
+            required_for=None if where is None else f"the SQLite ledger {where!r}",
+            allow_readable_key_file=allow_readable_key_file,
+        )
         if isinstance(path, sqlite3.Connection):
             self._conn = path
         else:
-            if str(path) != ":memory:":
+            if where is not None:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
-                if origin == "random":
-                    _warn_random_key(f"SqliteLedger({str(path)!r})")
             self._conn = sqlite3.connect(
                 str(path), check_same_thread=False, timeout=30, isolation_level=None
             )
@@ -598,12 +597,17 @@ class SqliteLedger(ArtifactLedger):
         return (str(rows[0][0]), str(rows[0][1])) if rows else None
 
 
-def _warn_random_key(what: str) -> None:
-    logger.warning(
-        "%s has no key configured (key=, %s or %s): it seals under a random key, so "
-        "artifacts it verifies count as unverified in any other process or after a "
-        "restart until reverify() re-reads their source",
-        what,
-        KEY_ENV,
-        KEY_FILE_ENV,
-    )
+def _sqlite_file(path: str | Path | sqlite3.Connection) -> str | None:
+    """The file a SQLite ledger lives in, or ``None`` for an in-memory database."""
+    if isinstance(path, sqlite3.Connection):
+        try:
+            rows = path.execute("PRAGMA database_list").fetchall()
+        except sqlite3.Error as exc:
+            logger.debug("cannot tell which file a SQLite connection is on: %s", exc)
+            return "a SQLite connection"
+        main = next((r[2] for r in rows if r[1] == "main"), "")
+        return str(main) or None
+    text = str(path)
+    if text in ("", ":memory:") or text.startswith("file::memory:"):
+        return None
+    return text

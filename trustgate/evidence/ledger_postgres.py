@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 from trustgate._meta import install_hint
 from trustgate.errors import ConfigurationError, LedgerTampered
 from trustgate.evidence.artifacts import Artifact
-from trustgate.evidence.ledger import ArtifactLedger, _warn_random_key, parse_row
+from trustgate.evidence.keys import KeyArg
+from trustgate.evidence.ledger import ArtifactLedger, parse_row
 
 if TYPE_CHECKING:
     from psycopg import Connection, Cursor
@@ -76,9 +77,13 @@ def pg_setup(conn: Connection[Any], ddl: str) -> None:
 
 
 def open_pool(
-    url: str, *, max_size: int = 4, name: str = "trustgate"
+    url: str, *, max_size: int = 4, name: str = "trustgate", read_only: bool = False
 ) -> ConnectionPool[Connection[dict[str, Any]]]:
-    """A small autocommit connection pool, failing fast with a typed error."""
+    """A small autocommit connection pool, failing fast with a typed error.
+
+    ``read_only=True``: every connection has ``default_transaction_read_only=on``, so
+    the server itself refuses any write or DDL a read path might attempt.
+    """
     try:
         from psycopg import Error as PgError
         from psycopg.rows import dict_row
@@ -87,12 +92,21 @@ def open_pool(
         raise ConfigurationError(
             f"PostgreSQL needs the 'postgres' extra: {install_hint('postgres')}"
         ) from exc
+    options: dict[str, Any] = {}
+    if read_only:
+        from psycopg.conninfo import conninfo_to_dict
+
+        try:
+            given = str(conninfo_to_dict(url).get("options") or "")
+        except PgError as exc:
+            raise ConfigurationError(f"bad PostgreSQL URL {redact(url)}: {exc}") from None
+        options["options"] = f"{given} -c default_transaction_read_only=on".strip()
     try:
         # one direct attempt first: a wrong host or password fails now, with the
         # server's own message, instead of after the pool's retry timeout
         from psycopg import connect as pg_connect
 
-        pg_connect(url, connect_timeout=10).close()
+        pg_connect(url, connect_timeout=10, **options).close()
     except PgError as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise ConfigurationError(
@@ -103,7 +117,12 @@ def open_pool(
             url,
             min_size=1,
             max_size=max_size,
-            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            kwargs={
+                "autocommit": True,
+                "prepare_threshold": 0,
+                "row_factory": dict_row,
+                **options,
+            },
             open=False,
             name=name,
         )
@@ -134,14 +153,25 @@ class PostgresLedger(ArtifactLedger):
         conn: a connection URL (the ledger opens and owns a small pool), or a
             ``psycopg_pool.ConnectionPool`` the caller owns (``trustgate.connect``
             passes the pool its checkpointer uses, so everything is one database).
-        key: the key rows are sealed under (see :mod:`trustgate.evidence.ledger`);
+        key: the key rows are sealed under (see :mod:`trustgate.evidence.keys`);
             every worker sharing the database needs the same one
-            (``TRUSTGATE_LEDGER_KEY`` / ``TRUSTGATE_LEDGER_KEY_FILE``).
+            (``TRUSTGATE_LEDGER_KEY`` / ``TRUSTGATE_LEDGER_KEY_FILE``), so without one
+            the ledger refuses to start (:class:`~trustgate.errors.LedgerKeyError`).
+        allow_readable_key_file: accept a key file group or others can read.
     """
 
-    def __init__(self, conn: str | ConnectionPool[Any], *, key: bytes | str | None = None) -> None:
-        if self._set_key(key) == "random":
-            _warn_random_key("PostgresLedger")
+    def __init__(
+        self,
+        conn: str | ConnectionPool[Any],
+        *,
+        key: KeyArg = None,
+        allow_readable_key_file: bool = False,
+    ) -> None:
+        self._set_key(
+            key,
+            required_for="the PostgreSQL ledger",
+            allow_readable_key_file=allow_readable_key_file,
+        )
         if isinstance(conn, str):
             self._pool: ConnectionPool[Any] = open_pool(conn, max_size=2, name="trustgate-ledger")
             self._owns_pool = True

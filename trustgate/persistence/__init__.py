@@ -63,6 +63,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from trustgate.evidence.keys import EPHEMERAL_KEY
 from trustgate.persistence._database import (
     DEFAULT_DATABASE,
     ENV_VAR,
@@ -75,7 +76,13 @@ from trustgate.persistence._database import (
     open_report_log,
     resolve_url,
 )
-from trustgate.persistence._log import InMemoryReportHistory, ReportHistory, parse_since
+from trustgate.persistence._log import (
+    InMemoryReportHistory,
+    LoggedRow,
+    ReportHistory,
+    ReportList,
+    parse_since,
+)
 from trustgate.persistence._saver import ReportingSaver
 from trustgate.persistence._sqlite import SqliteReportHistory
 
@@ -85,12 +92,15 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_DATABASE",
     "ENV_VAR",
+    "EPHEMERAL_KEY",
     "AsyncPersistence",
     "Backend",
     "InMemoryReportHistory",
+    "LoggedRow",
     "Persistence",
     "PostgresReportHistory",
     "ReportHistory",
+    "ReportList",
     "ReportingSaver",
     "SqliteReportHistory",
     "aconnect",

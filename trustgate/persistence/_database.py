@@ -18,10 +18,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from trustgate._meta import install_hint
-from trustgate._report import Report
 from trustgate.errors import ConfigurationError
+from trustgate.evidence.keys import KeyArg, SealKey, resolve_key
 from trustgate.evidence.ledger import ArtifactLedger
-from trustgate.persistence._log import ReportHistory
+from trustgate.persistence._log import ReportHistory, ReportList
 from trustgate.persistence._saver import ReportingSaver
 
 if TYPE_CHECKING:
@@ -150,8 +150,9 @@ class Persistence:
         since: str | datetime | None = None,
         *,
         limit: int | None = None,
-    ) -> list[Report]:
-        """Shortcut for ``self.report_log.history(...)``."""
+    ) -> ReportList:
+        """Shortcut for ``self.report_log.history(...)``: the sealed reports, with the
+        rows whose seal fails in ``.refused``."""
         return self.report_log.history(thread, gate, since, limit=limit)
 
     def reconcile(self, thread: str | None = None) -> int:
@@ -198,7 +199,7 @@ class AsyncPersistence(Persistence):
         since: str | datetime | None = None,
         *,
         limit: int | None = None,
-    ) -> list[Report]:
+    ) -> ReportList:
         return await self.report_log.ahistory(thread, gate, since, limit=limit)
 
     async def areconcile(self, thread: str | None = None) -> int:
@@ -222,12 +223,41 @@ class AsyncPersistence(Persistence):
         await self.aclose()
 
 
-def connect(url: str | os.PathLike[str] | None = None) -> Persistence:
+def _database_key(
+    backend: Backend, target: str, key: KeyArg, allow_readable_key_file: bool
+) -> SealKey:
+    """The one key the ledger and the report log of a database seal under.
+
+    Every database ``connect()`` opens is read by other processes or after a restart
+    (PostgreSQL always; SQLite is always a file here), so a key must be configured.
+    """
+    from trustgate.evidence.ledger_postgres import redact
+
+    where = (
+        f"the PostgreSQL database {redact(target)}"
+        if backend == "postgres"
+        else f"the SQLite database {target!r}"
+    )
+    return resolve_key(key, required_for=where, allow_readable_key_file=allow_readable_key_file)
+
+
+def connect(
+    url: str | os.PathLike[str] | None = None,
+    *,
+    key: KeyArg = None,
+    allow_readable_key_file: bool = False,
+) -> Persistence:
     """Open (and set up) the trustgate database; returns checkpointer, store, ledger, log.
 
     ``url``: a SQLite path or ``sqlite:///path`` (default ``.trustgate/trustgate.db``,
     created), or ``postgresql://user@host/db`` (needs the ``postgres`` extra).
     Without an argument, ``TRUSTGATE_DATABASE_URL`` is used when set.
+
+    ``key``: what the ledger and the report log seal rows under; default
+    ``TRUSTGATE_LEDGER_KEY`` / ``TRUSTGATE_LEDGER_KEY_FILE``. The database is shared with
+    other processes and restarts, so without a key this raises
+    :class:`~trustgate.errors.LedgerKeyError` before anything is created;
+    ``key=EPHEMERAL_KEY`` seals under a random key for this process only.
 
     Example:
         ```python
@@ -236,26 +266,31 @@ def connect(url: str | os.PathLike[str] | None = None) -> Persistence:
         ```
     """
     backend, target = resolve_url(url)
+    secret = _database_key(backend, target, key, allow_readable_key_file)
     if backend == "postgres":
-        pg: Persistence = _pg().connect_postgres(target)
+        pg: Persistence = _pg().connect_postgres(target, secret)
         return pg
     from trustgate.persistence._sqlite import connect_sqlite
 
-    return connect_sqlite(target)
+    return connect_sqlite(target, secret)
 
 
 class _AsyncConnect:
     """What :func:`aconnect` returns: await it, or use it as ``async with``."""
 
-    def __init__(self, url: str | os.PathLike[str] | None) -> None:
+    def __init__(
+        self, url: str | os.PathLike[str] | None, key: KeyArg, allow_readable_key_file: bool
+    ) -> None:
         self._url = url
+        self._key = key
+        self._allow = allow_readable_key_file
         self._db: AsyncPersistence | None = None
 
     def __await__(self) -> Generator[Any, None, AsyncPersistence]:
-        return _aconnect(self._url).__await__()
+        return _aconnect(self._url, self._key, self._allow).__await__()
 
     async def __aenter__(self) -> AsyncPersistence:
-        self._db = await _aconnect(self._url)
+        self._db = await _aconnect(self._url, self._key, self._allow)
         return self._db
 
     async def __aexit__(self, *exc: object) -> None:
@@ -263,8 +298,15 @@ class _AsyncConnect:
             await self._db.aclose()
 
 
-def aconnect(url: str | os.PathLike[str] | None = None) -> _AsyncConnect:
+def aconnect(
+    url: str | os.PathLike[str] | None = None,
+    *,
+    key: KeyArg = None,
+    allow_readable_key_file: bool = False,
+) -> _AsyncConnect:
     """Async :func:`connect`: ``AsyncSqliteSaver``/``AsyncSqliteStore`` or the Postgres ones.
+
+    ``key`` and ``allow_readable_key_file`` as for :func:`connect`.
 
     Use it as an async context manager (closed on exit) or await it (then call
     ``await db.aclose()``).
@@ -278,17 +320,20 @@ def aconnect(url: str | os.PathLike[str] | None = None) -> _AsyncConnect:
         db = await aconnect("postgresql://app@db/trust")
         ```
     """
-    return _AsyncConnect(url)
+    return _AsyncConnect(url, key, allow_readable_key_file)
 
 
-async def _aconnect(url: str | os.PathLike[str] | None) -> AsyncPersistence:
+async def _aconnect(
+    url: str | os.PathLike[str] | None, key: KeyArg, allow_readable_key_file: bool
+) -> AsyncPersistence:
     backend, target = resolve_url(url)
+    secret = _database_key(backend, target, key, allow_readable_key_file)
     if backend == "postgres":
-        apg: AsyncPersistence = await _pg().aconnect_postgres(target)
+        apg: AsyncPersistence = await _pg().aconnect_postgres(target, secret)
         return apg
     from trustgate.persistence._sqlite import aconnect_sqlite
 
-    return await aconnect_sqlite(target)
+    return await aconnect_sqlite(target, secret)
 
 
 def history(
@@ -298,11 +343,14 @@ def history(
     *,
     url: str | os.PathLike[str] | None = None,
     limit: int | None = None,
-) -> list[Report]:
-    """Every logged crossing report, oldest first (the audit trail).
+    key: KeyArg = None,
+) -> ReportList:
+    """Every logged crossing report whose seal holds, oldest first (the audit trail).
 
     Opens the database named by ``url`` / ``TRUSTGATE_DATABASE_URL`` / the default
-    only to read the report log; it does not set up checkpoint tables.
+    read-only, only to read the report log: it creates and alters nothing. Rows are
+    verified under ``key`` (default: the environment, as for :func:`connect`); the
+    rows that fail are in the result's ``refused``.
 
     Example:
         ```python
@@ -310,21 +358,31 @@ def history(
             print(r.finished_at, r.gate, r.decision, [o.kind for o in r.overrides])
         ```
     """
-    with open_report_log(url) as log:
+    with open_report_log(url, key=key) as log:
         return log.history(thread, gate, since, limit=limit)
 
 
 @contextlib.contextmanager
-def open_report_log(url: str | os.PathLike[str] | None = None) -> Iterator[ReportHistory]:
-    """Just the report log of a database (what ``trustgate history`` reads)."""
+def open_report_log(
+    url: str | os.PathLike[str] | None = None,
+    *,
+    key: KeyArg = None,
+    allow_readable_key_file: bool = False,
+) -> Iterator[ReportHistory]:
+    """Just the report log of an existing database, read-only (what ``trustgate
+    history`` reads): a SQLite file opened ``mode=ro``, PostgreSQL over read-only
+    connections; no table is created or altered. A missing database, a file that is
+    not one, or a database without a report log is a ``ConfigurationError``."""
     backend, target = resolve_url(url)
     if backend == "postgres":
-        with _pg().open_pg_report_log(target) as pg_log:
+        with _pg().open_pg_report_log(
+            target, key=key, allow_readable_key_file=allow_readable_key_file
+        ) as pg_log:
             yield pg_log
         return
     from trustgate.persistence._sqlite import open_sqlite_report_log
 
-    log = open_sqlite_report_log(target)
+    log = open_sqlite_report_log(target, key=key, allow_readable_key_file=allow_readable_key_file)
     try:
         yield log
     finally:

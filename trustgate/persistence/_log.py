@@ -13,38 +13,92 @@ decides. Each log also remembers, per process, which ids it already holds, so th
 common case (a report seen again in a later checkpoint) costs a set lookup and no
 database round trip.
 
-This module holds the backend-neutral part (rows, the query, ``--since`` parsing)
-and the in-memory log; SQLite and PostgreSQL live in their own modules.
+Why every row is sealed: the log is an audit trail kept in a database that more
+than the gate can write. Each row carries an HMAC-SHA256 (``seal``) under the ledger
+key (:mod:`trustgate.evidence.keys`), with the key's fingerprint (``key_id``), over the
+canonical JSON of its identifying columns (id, thread, namespace, gate, node,
+decision, released, start and finish times in fixed-width UTC) and the report body
+exactly as stored (the report's own JSON). Reading re-computes it:
+
+* ``sealed``: the seal holds under this log's key; the report is returned;
+* ``unsealed``: no seal (a row written before rows were sealed, or inserted by
+  someone else) or a seal under another key: nothing vouches for it;
+* ``forged``: a seal under this key that does not fit the row: a column or the
+  report was edited after it was written (a ``halted`` turned ``pass``, a finding
+  removed);
+* ``unreadable``: the row cannot even be read (a damaged body, a column of the wrong
+  type, text that is not UTF-8).
+
+:meth:`ReportHistory.history` returns only sealed reports, as a :class:`ReportList`
+whose ``rows`` hold every row read with its status and ``refused`` the others (each
+with the reason), and logs one warning with the counts; one bad row never hides the
+rest. What the seal cannot see: rows deleted outright, and reports recovered into
+the log from the checkpoints (:meth:`~trustgate.persistence.ReportingSaver.reconcile`,
+a read after a crash), which are sealed as the checkpoint holds them.
+
+This module holds the backend-neutral part (rows, seals, the query, ``--since``
+parsing) and the in-memory log; SQLite and PostgreSQL live in their own modules.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
+import json
 import logging
 import re
 import threading
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple, TypeAlias
 
 from pydantic import ValidationError
 
 from trustgate._report import Report
-from trustgate.errors import InputError
+from trustgate.errors import ConfigurationError, InputError
+from trustgate.evidence.keys import KeyArg, SealKey, resolve_key
 
 __all__ = [
+    "MAX_LIMIT",
     "InMemoryReportHistory",
+    "LoggedRow",
     "ReportHistory",
+    "ReportList",
     "ReportRow",
+    "RowStatus",
     "parse_since",
 ]
 
 logger = logging.getLogger(__name__)
 
+MAX_LIMIT = 1_000_000_000
+"""The largest ``limit`` a history query takes (``--limit``)."""
+
+_SEAL_CONTEXT = b"trustgate-report-seal-v1\x00"
+COLUMNS = (
+    "id",
+    "thread_id",
+    "checkpoint_ns",
+    "gate",
+    "node",
+    "decision",
+    "released",
+    "started_at",
+    "finished_at",
+    "body",
+    "key_id",
+    "seal",
+)
+"""The report log's columns, in the order every backend selects them."""
+
+RowStatus: TypeAlias = Literal["sealed", "unsealed", "forged", "unreadable"]
+
 
 class ReportRow(NamedTuple):
-    """One report as the log stores it (the body is the report's JSON)."""
+    """One report as the log stores it (the body is the report's JSON), with its seal."""
 
     id: str
     thread_id: str | None
@@ -56,6 +110,136 @@ class ReportRow(NamedTuple):
     started_at: datetime
     finished_at: datetime
     body: str
+    key_id: str
+    seal: str
+
+
+def utc_text(when: datetime) -> str:
+    """Fixed-width UTC text: what SQLite stores, and what seals are computed over."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _seal_payload(
+    ident: str,
+    thread_id: str | None,
+    checkpoint_ns: str,
+    gate: str,
+    node: str,
+    decision: str,
+    released: bool,
+    started_at: str,
+    finished_at: str,
+    body: str,
+) -> bytes:
+    envelope = {
+        "id": ident,
+        "thread_id": thread_id,
+        "checkpoint_ns": checkpoint_ns,
+        "gate": gate,
+        "node": node,
+        "decision": decision,
+        "released": released,
+        "started_at": started_at,
+        "finished_at": finished_at,
+        "body": body,
+    }
+    return json.dumps(envelope, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedRow:
+    """One row of the report log as read back, and whether its seal holds.
+
+    ``report`` is set only when the row is ``sealed``; the other fields are what the
+    row's columns *say* (``decision`` included), shown so a reviewer can find the row,
+    never vouched for unless sealed. ``reason`` says why a row is not sealed.
+    """
+
+    status: RowStatus
+    id: str | None
+    thread_id: str | None = None
+    gate: str | None = None
+    node: str | None = None
+    decision: str | None = None
+    finished_at: str | None = None
+    reason: str | None = None
+    report: Report | None = None
+
+    @property
+    def sealed(self) -> bool:
+        return self.status == "sealed"
+
+
+class ReportList(list[Report]):
+    """What :meth:`ReportHistory.history` returns: the sealed reports, oldest first.
+
+    ``rows`` is every row the query read, in order, with its :class:`LoggedRow`
+    status; ``refused`` the rows that are not shown as reports (unsealed, forged or
+    unreadable), each with its reason.
+
+    Example:
+        ```python
+        found = db.history(thread="t1")
+        for row in found.refused:
+            print("NOT SEALED", row.id, row.status, row.reason)
+        ```
+    """
+
+    def __init__(self, rows: Iterable[LoggedRow] = ()) -> None:
+        self.rows: list[LoggedRow] = list(rows)
+        super().__init__(r.report for r in self.rows if r.report is not None)
+
+    @property
+    def refused(self) -> list[LoggedRow]:
+        return [r for r in self.rows if not r.sealed]
+
+
+class _Unreadable(Exception):
+    """A column of a stored row has a value no report log writes."""
+
+
+def _text(value: Any, column: str, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _Unreadable(f"its {column} is not valid UTF-8") from None
+    if isinstance(value, str):
+        return value
+    raise _Unreadable(f"its {column} is a {type(value).__name__}, not text")
+
+
+def _time(value: Any, column: str) -> str:
+    if isinstance(value, datetime):
+        return utc_text(value)
+    text = _text(value, column)
+    assert text is not None
+    return text
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise _Unreadable(f"its released column holds {value!r}, not a boolean")
+
+
+def _shown(value: Any) -> str | None:
+    """A column as a string for display, whatever it holds."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return utc_text(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
 
 
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
@@ -92,7 +276,12 @@ def parse_since(value: str | datetime | None, *, now: datetime | None = None) ->
             f"cannot read time {value!r}: use ISO 8601 (2026-01-31T12:00:00Z) or a "
             "duration such as 30m, 2h, 7d"
         ) from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    aware = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    try:
+        aware.astimezone(UTC)  # what the query compares: it must exist in UTC
+    except OverflowError:
+        raise InputError(f"time {value!r} is out of range") from None
+    return aware
 
 
 def report_id(item: Any) -> str | None:
@@ -134,10 +323,30 @@ class ReportHistory(ABC):
 
     backend: ClassVar[str] = "memory"
     _SEEN_LIMIT: ClassVar[int] = 100_000
+    _seal_key: SealKey
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        key: KeyArg = None,
+        required_for: str | None = None,
+        allow_readable_key_file: bool = False,
+    ) -> None:
+        """``key``: what rows are sealed and verified under (see
+        :mod:`trustgate.evidence.keys`); ``required_for`` names the database when it is
+        one other processes read, so that a missing key is an error, not a random key."""
+        self._seal_key = resolve_key(
+            key, required_for=required_for, allow_readable_key_file=allow_readable_key_file
+        )
         self._seen: set[str] = set()
         self._seen_lock = threading.Lock()
+
+    @property
+    def seal_key(self) -> SealKey:
+        """The key this log seals and verifies rows under (the same as the ledger's)."""
+        if not hasattr(self, "_seal_key"):  # a subclass that did not call __init__
+            self._seal_key = resolve_key(None)
+        return self._seal_key
 
     # -- writing -----------------------------------------------------------------
 
@@ -208,22 +417,41 @@ class ReportHistory(ABC):
                     ids.add(rid)
                 fresh.append(item)
         out: list[ReportRow] = []
+        key = self.seal_key
         for item in fresh:
             report = _as_report(item)
             if report is None:
                 continue
+            row_thread = report.thread_id or thread_id
+            ns = report.checkpoint_ns or checkpoint_ns or ""
+            started, finished = _aware(report.started_at), _aware(report.finished_at)
+            body = report.model_dump_json()
+            payload = _seal_payload(
+                report.id,
+                row_thread,
+                ns,
+                report.gate,
+                report.node,
+                report.decision,
+                bool(report.released),
+                utc_text(started),
+                utc_text(finished),
+                body,
+            )
             out.append(
                 ReportRow(
                     id=report.id,
-                    thread_id=report.thread_id or thread_id,
-                    checkpoint_ns=report.checkpoint_ns or checkpoint_ns or "",
+                    thread_id=row_thread,
+                    checkpoint_ns=ns,
                     gate=report.gate,
                     node=report.node,
                     decision=report.decision,
-                    released=report.released,
-                    started_at=_aware(report.started_at),
-                    finished_at=_aware(report.finished_at),
-                    body=report.model_dump_json(),
+                    released=bool(report.released),
+                    started_at=started,
+                    finished_at=finished,
+                    body=body,
+                    key_id=key.key_id,
+                    seal=key.mac(_SEAL_CONTEXT, payload),
                 )
             )
         return out
@@ -243,13 +471,95 @@ class ReportHistory(ABC):
         since: str | datetime | None = None,
         *,
         limit: int | None = None,
-    ) -> list[Report]:
-        """Reports oldest first, filtered by thread id, gate name and finish time."""
-        if limit is not None and int(limit) < 0:
-            raise InputError(f"limit must be 0 or more, not {limit}")
+    ) -> ReportList:
+        """Sealed reports oldest first, filtered by thread id, gate name and finish time.
+
+        Every row's seal is checked on this read; rows that fail are not returned as
+        reports but listed in the result's ``refused`` (see :class:`ReportList`), with
+        one warning giving the counts.
+        """
+        thread = _filter_text(thread, "thread")
+        gate = _filter_text(gate, "gate")
+        checked = _check_limit(limit)
         when = parse_since(since)
-        bodies = self._select(thread, gate, when, None if limit is None else int(limit))
-        return [Report.model_validate_json(body) for body in bodies]
+        found = ReportList(self._verify(raw) for raw in self._select(thread, gate, when, checked))
+        refused = found.refused
+        if refused:
+            counts = Counter(r.status for r in refused)
+            logger.warning(
+                "%d of %d report-log row(s) are not shown as crossings (%s): %s",
+                len(refused),
+                len(found.rows),
+                ", ".join(f"{n} {status}" for status, n in sorted(counts.items())),
+                "; ".join(f"{(r.id or '?')[:12]}: {r.reason}" for r in refused[:3])
+                + ("; ..." if len(refused) > 3 else ""),
+            )
+        return found
+
+    def _verify(self, raw: Sequence[Any]) -> LoggedRow:
+        """One selected row (the columns of :data:`COLUMNS`) checked against its seal."""
+        if len(raw) != len(COLUMNS):
+            return LoggedRow("unreadable", None, reason="the row has the wrong columns")
+        cols = dict(zip(COLUMNS, raw, strict=True))
+
+        def row(status: RowStatus, reason: str | None, report: Report | None = None) -> LoggedRow:
+            return LoggedRow(
+                status,
+                _shown(cols["id"]),
+                thread_id=_shown(cols["thread_id"]),
+                gate=_shown(cols["gate"]),
+                node=_shown(cols["node"]),
+                decision=_shown(cols["decision"]),
+                finished_at=_shown(cols["finished_at"]),
+                reason=reason,
+                report=report,
+            )
+
+        try:
+            ident = _text(cols["id"], "id")
+            body = _text(cols["body"], "body")
+            assert ident is not None and body is not None
+            payload = _seal_payload(
+                ident,
+                _text(cols["thread_id"], "thread_id", optional=True),
+                _text(cols["checkpoint_ns"], "checkpoint_ns") or "",
+                _text(cols["gate"], "gate") or "",
+                _text(cols["node"], "node") or "",
+                _text(cols["decision"], "decision") or "",
+                _flag(cols["released"]),
+                _time(cols["started_at"], "started_at"),
+                _time(cols["finished_at"], "finished_at"),
+                body,
+            )
+            seal = _text(cols["seal"], "seal", optional=True)
+            key_id = _text(cols["key_id"], "key_id", optional=True)
+        except _Unreadable as exc:
+            return row("unreadable", f"the row cannot be read: {exc}")
+        key = self.seal_key
+        if seal is None:
+            return row(
+                "unsealed",
+                "the row carries no seal (written before report rows were sealed, "
+                "or inserted by something other than trustgate)",
+            )
+        if key_id != key.key_id:
+            return row(
+                "unsealed",
+                f"the row is sealed under another key (key id {key_id!r}), not this log's",
+            )
+        if not hmac.compare_digest(seal, key.mac(_SEAL_CONTEXT, payload)):
+            return row(
+                "forged",
+                "the row does not match its seal: a column or the report was edited "
+                "after it was written",
+            )
+        try:
+            report = Report.model_validate_json(body)
+        except ValidationError as exc:
+            return row(
+                "unreadable", f"the sealed body is not a report ({exc.error_count()} error(s))"
+            )
+        return row("sealed", None, report)
 
     async def ahistory(
         self,
@@ -258,7 +568,7 @@ class ReportHistory(ABC):
         since: str | datetime | None = None,
         *,
         limit: int | None = None,
-    ) -> list[Report]:
+    ) -> ReportList:
         """Async :meth:`history` (the query runs in a worker thread)."""
         return await asyncio.to_thread(self.history, thread, gate, since, limit=limit)
 
@@ -282,8 +592,8 @@ class ReportHistory(ABC):
     @abstractmethod
     def _select(
         self, thread: str | None, gate: str | None, since: datetime | None, limit: int | None
-    ) -> list[str]:
-        """Report bodies (JSON) matching the filters, oldest first."""
+    ) -> list[tuple[Any, ...]]:
+        """Rows matching the filters, oldest first, as tuples of :data:`COLUMNS`."""
 
     async def _ainsert(self, rows: Sequence[ReportRow]) -> int:
         return await asyncio.to_thread(self._insert, rows)
@@ -296,14 +606,48 @@ def _aware(when: datetime) -> datetime:
     return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
 
 
+def _filter_text(value: Any, what: str) -> str | None:
+    """A thread or gate filter: text a database can compare (UTF-8, no NUL)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"{what} must be text, not {type(value).__name__}")
+    if "\x00" in value:
+        raise InputError(f"{what} {value!r} contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{what} {value!r} is not valid UTF-8") from None
+    return value
+
+
+def _check_limit(limit: Any) -> int | None:
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        try:
+            limit = int(limit)
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"limit must be a whole number, not {limit!r}") from None
+    if not 0 <= limit <= MAX_LIMIT:
+        raise InputError(f"limit must be between 0 and {MAX_LIMIT:,}, not {limit}")
+    return int(limit)
+
+
 def select_sql(
     mark: str,
     thread: str | None,
     gate: str | None,
     since: Any,
     limit: int | None,
+    *,
+    sealed_columns: bool = True,
 ) -> tuple[str, list[Any]]:
-    """The history query for a SQL backend (``mark``: its placeholder)."""
+    """The history query for a SQL backend (``mark``: its placeholder).
+
+    ``sealed_columns=False`` reads a table made before rows were sealed (no
+    ``key_id``/``seal`` columns): its rows come back unsealed.
+    """
     where: list[str] = []
     params: list[Any] = []
     if thread is not None:
@@ -315,13 +659,18 @@ def select_sql(
     if since is not None:
         where.append(f"finished_at >= {mark}")
         params.append(since)
-    sql = "SELECT body FROM trustgate_reports"
+    columns = ", ".join(COLUMNS if sealed_columns else (*COLUMNS[:-2], "NULL", "NULL"))
+    sql = f"SELECT {columns} FROM trustgate_reports"
     if where:
         sql += " WHERE " + " AND ".join(where)
     sql += " ORDER BY finished_at, id"
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
     return sql, params
+
+
+def read_only_insert(where: str) -> ConfigurationError:
+    return ConfigurationError(f"the report log of {where} was opened read-only")
 
 
 class InMemoryReportHistory(ReportHistory):
@@ -338,8 +687,8 @@ class InMemoryReportHistory(ReportHistory):
 
     backend: ClassVar[str] = "memory"
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *, key: KeyArg = None) -> None:
+        super().__init__(key=key)  # lives as long as the process: a random key is fine
         self._rows_by_id: dict[str, ReportRow] = {}
         self._lock = threading.Lock()
 
@@ -362,7 +711,7 @@ class InMemoryReportHistory(ReportHistory):
 
     def _select(
         self, thread: str | None, gate: str | None, since: datetime | None, limit: int | None
-    ) -> list[str]:
+    ) -> list[tuple[Any, ...]]:
         with self._lock:
             rows = list(self._rows_by_id.values())
         picked = sorted(
@@ -377,7 +726,7 @@ class InMemoryReportHistory(ReportHistory):
         )
         if limit is not None:
             picked = picked[:limit]
-        return [r.body for r in picked]
+        return [tuple(r) for r in picked]
 
     async def _ainsert(self, rows: Sequence[ReportRow]) -> int:
         return self._insert(rows)

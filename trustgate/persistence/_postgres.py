@@ -4,7 +4,10 @@ The checkpointer is LangGraph's own ``PostgresSaver`` / ``AsyncPostgresSaver``,
 wrapped by :class:`~trustgate.persistence.ReportingSaver`; the report log writes
 through the same connection pool (the async log through the async pool, so the
 event loop never waits on a blocking call). Schema creation, LangGraph's and ours,
-is serialised across workers with an advisory lock.
+is serialised across workers with an advisory lock, and runs only on the write path:
+the log a read command opens (``trustgate history``) connects with
+``default_transaction_read_only=on`` and runs no DDL, so a table from before rows were
+sealed is read as it is (its rows unsealed) and migrated by the next ``connect()``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from trustgate.errors import ConfigurationError
+from trustgate.evidence.keys import KeyArg, SealKey
 from trustgate.evidence.ledger_postgres import (
     SCHEMA_LOCK,
     PostgresLedger,
@@ -27,7 +31,7 @@ from trustgate.evidence.ledger_postgres import (
     pg_setup,
     redact,
 )
-from trustgate.persistence._log import ReportHistory, ReportRow, select_sql
+from trustgate.persistence._log import ReportHistory, ReportRow, read_only_insert, select_sql
 from trustgate.persistence._saver import ReportingSaver
 
 if TYPE_CHECKING:
@@ -54,8 +58,12 @@ CREATE TABLE IF NOT EXISTS trustgate_reports (
     released BOOLEAN NOT NULL,
     started_at TIMESTAMPTZ NOT NULL,
     finished_at TIMESTAMPTZ NOT NULL,
-    body TEXT NOT NULL
+    body TEXT NOT NULL,
+    key_id TEXT,
+    seal TEXT
 );
+ALTER TABLE trustgate_reports ADD COLUMN IF NOT EXISTS key_id TEXT;
+ALTER TABLE trustgate_reports ADD COLUMN IF NOT EXISTS seal TEXT;
 CREATE INDEX IF NOT EXISTS trustgate_reports_thread ON trustgate_reports (thread_id, finished_at);
 CREATE INDEX IF NOT EXISTS trustgate_reports_gate ON trustgate_reports (gate, finished_at)
 """
@@ -63,12 +71,15 @@ CREATE INDEX IF NOT EXISTS trustgate_reports_gate ON trustgate_reports (gate, fi
 # One statement per batch: unnest() turns the column arrays into rows.
 _INSERT = (
     "INSERT INTO trustgate_reports (id, thread_id, checkpoint_ns, gate, node, decision, "
-    "released, started_at, finished_at, body) "
+    "released, started_at, finished_at, body, key_id, seal) "
     "SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
-    "%s::text[], %s::boolean[], %s::timestamptz[], %s::timestamptz[], %s::text[]) "
+    "%s::text[], %s::boolean[], %s::timestamptz[], %s::timestamptz[], %s::text[], "
+    "%s::text[], %s::text[]) "
     "ON CONFLICT (id) DO NOTHING"
 )
 _EXISTING = "SELECT id FROM trustgate_reports WHERE id = ANY(%s)"
+_EXISTS = "SELECT to_regclass('trustgate_reports') IS NOT NULL"
+_NO_ROWS = "SELECT * FROM trustgate_reports LIMIT 0"  # its description names the columns
 
 
 def _columns(rows: Sequence[ReportRow]) -> list[list[Any]]:
@@ -81,7 +92,11 @@ class PostgresReportHistory(ReportHistory):
     ``pool``: a ``psycopg_pool.ConnectionPool`` in autocommit mode, or a URL (then
     the log owns its pool). ``apool``: an ``AsyncConnectionPool`` the async writes
     use; without one they run the sync pool in a worker thread. ``setup=False``
-    when the caller already created the table.
+    when the caller already created the table. ``key``: what rows are sealed and
+    verified under; every worker needs the same one, so without ``key=``,
+    ``TRUSTGATE_LEDGER_KEY`` or ``TRUSTGATE_LEDGER_KEY_FILE`` this is a
+    :class:`~trustgate.errors.LedgerKeyError`. ``read_only=True`` (a URL only) reads
+    an existing log over read-only connections and never runs DDL.
     """
 
     backend: ClassVar[str] = "postgres"
@@ -92,16 +107,52 @@ class PostgresReportHistory(ReportHistory):
         apool: AsyncConnectionPool[Any] | None = None,
         *,
         setup: bool = True,
+        key: KeyArg = None,
+        read_only: bool = False,
+        allow_readable_key_file: bool = False,
     ) -> None:
-        super().__init__()
+        super().__init__(
+            key=key,
+            required_for="the PostgreSQL report log",
+            allow_readable_key_file=allow_readable_key_file,
+        )
+        if read_only and not isinstance(pool, str):
+            raise ConfigurationError("a read-only PostgresReportHistory opens its own pool (a URL)")
+        self.read_only = read_only
+        self._where = redact(pool) if isinstance(pool, str) else "PostgreSQL"
         self._owned = isinstance(pool, str)
         self._pool: ConnectionPool[Any] = (
-            open_pool(pool, max_size=2, name="trustgate-reports") if isinstance(pool, str) else pool
+            open_pool(pool, max_size=2, name="trustgate-reports", read_only=read_only)
+            if isinstance(pool, str)
+            else pool
         )
         self._apool = apool
-        if setup:
-            with self._pool.connection() as c:
-                pg_setup(c, PG_REPORTS_SCHEMA)
+        self._sealed_columns = True
+        try:
+            if read_only:
+                found = self._table_columns()
+                if not found:
+                    raise ConfigurationError(
+                        f"the database at {self._where} holds no trustgate report log "
+                        "(no trustgate_reports table)"
+                    )
+                self._sealed_columns = {"key_id", "seal"} <= found
+            elif setup:
+                with self._pool.connection() as c:
+                    pg_setup(c, PG_REPORTS_SCHEMA)
+        except BaseException:
+            self.close()
+            raise
+
+    def _table_columns(self) -> set[str]:
+        """The log table's columns, as the queries will see it (empty when absent)."""
+        with self._pool.connection() as c, c.cursor(row_factory=tuple_row) as cur:
+            cur.execute(_EXISTS)
+            row = cur.fetchone()
+            if not (row and row[0]):
+                return set()
+            cur.execute(_NO_ROWS)
+            return {col.name for col in cur.description or ()}
 
     def close(self) -> None:
         if self._owned:
@@ -114,6 +165,8 @@ class PostgresReportHistory(ReportHistory):
         return int(row[0]) if row else 0
 
     def _insert(self, rows: Sequence[ReportRow]) -> int:
+        if self.read_only:
+            raise read_only_insert(self._where)
         with self._pool.connection() as c, c.cursor() as cur:
             cur.execute(_INSERT, _columns(rows))
             return int(max(cur.rowcount, 0))
@@ -124,6 +177,8 @@ class PostgresReportHistory(ReportHistory):
             return {row[0] for row in cur.fetchall()}
 
     async def _ainsert(self, rows: Sequence[ReportRow]) -> int:
+        if self.read_only:
+            raise read_only_insert(self._where)
         if self._apool is None:
             return await super()._ainsert(rows)
         async with self._apool.connection() as c, c.cursor() as cur:
@@ -139,14 +194,16 @@ class PostgresReportHistory(ReportHistory):
 
     def _select(
         self, thread: str | None, gate: str | None, since: datetime | None, limit: int | None
-    ) -> list[str]:
-        sql, params = select_sql("%s", thread, gate, since, limit)
+    ) -> list[tuple[Any, ...]]:
+        sql, params = select_sql(
+            "%s", thread, gate, since, limit, sealed_columns=self._sealed_columns
+        )
         with self._pool.connection() as c, c.cursor(row_factory=tuple_row) as cur:
             cur.execute(sql, tuple(params))
-            return [row[0] for row in cur.fetchall()]
+            return [tuple(row) for row in cur.fetchall()]
 
 
-def connect_postgres(url: str) -> Persistence:
+def connect_postgres(url: str, key: SealKey) -> Persistence:
     """The sync PostgreSQL persistence (see :func:`~trustgate.persistence.connect`)."""
     from langgraph.checkpoint.postgres import PostgresSaver
     from langgraph.store.postgres import PostgresStore
@@ -156,10 +213,10 @@ def connect_postgres(url: str) -> Persistence:
     pool = open_pool(url, max_size=8)
     try:
         _migrate(pool)
-        log = PostgresReportHistory(pool)
+        log = PostgresReportHistory(pool, key=key)
         saver = PostgresSaver(pool)
         store = PostgresStore(pool)
-        ledger = PostgresLedger(pool)
+        ledger = PostgresLedger(pool, key=key)
     except BaseException:
         pool.close()
         raise
@@ -175,7 +232,7 @@ def connect_postgres(url: str) -> Persistence:
     )
 
 
-async def aconnect_postgres(url: str) -> AsyncPersistence:
+async def aconnect_postgres(url: str, key: SealKey) -> AsyncPersistence:
     """The async PostgreSQL persistence (see :func:`~trustgate.persistence.aconnect`)."""
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from langgraph.store.postgres.aio import AsyncPostgresStore
@@ -191,7 +248,7 @@ async def aconnect_postgres(url: str) -> AsyncPersistence:
             _migrate(pool)
             with pool.connection() as c:
                 pg_setup(c, PG_REPORTS_SCHEMA)
-            return pool, PostgresLedger(pool)
+            return pool, PostgresLedger(pool, key=key)
         except BaseException:
             pool.close()
             raise
@@ -213,7 +270,7 @@ async def aconnect_postgres(url: str) -> AsyncPersistence:
         if isinstance(exc, PoolTimeout):
             raise ConfigurationError(f"cannot connect to PostgreSQL at {redact(url)}") from exc
         raise
-    log = PostgresReportHistory(sync_pool, apool, setup=False)
+    log = PostgresReportHistory(sync_pool, apool, setup=False, key=key)
     logger.debug("connected (async) to PostgreSQL at %s", redact(url))
     return AsyncPersistence(
         backend="postgres",
@@ -242,9 +299,13 @@ def _migrate(pool: ConnectionPool[Any]) -> None:
 
 
 @contextlib.contextmanager
-def open_pg_report_log(url: str) -> Iterator[PostgresReportHistory]:
-    """Just the report log (what ``trustgate history`` reads)."""
-    log = PostgresReportHistory(url)
+def open_pg_report_log(
+    url: str, *, key: KeyArg = None, allow_readable_key_file: bool = False
+) -> Iterator[PostgresReportHistory]:
+    """Just the report log, read-only (what ``trustgate history`` reads)."""
+    log = PostgresReportHistory(
+        url, key=key, read_only=True, allow_readable_key_file=allow_readable_key_file
+    )
     try:
         yield log
     finally:
