@@ -219,3 +219,35 @@ def test_a_task_langgraph_runs_again_on_purpose_decides_anew() -> None:
     out = app.invoke(None, before_agent.config)
     assert len(model.calls) == 2  # asked again
     assert out["messages"][-1].text == "A second, different answer."
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_the_report_log_keeps_one_row_that_counts_the_deliveries(
+    backend: str, tmp_path: Any
+) -> None:
+    """The crashed task's report reaches the log on its first delivery; the redelivery
+    replaces that row with the report that counts two deliveries: one row per
+    crossing, and the log says the output was released twice."""
+    from trustgate.persistence import InMemoryReportHistory, ReportingSaver, SqliteReportHistory
+
+    log = (
+        InMemoryReportHistory()
+        if backend == "memory"
+        else SqliteReportHistory(tmp_path / "reports.db")
+    )
+    watching = Watching()
+    saver = ReportingSaver(watching, log)
+    model = honest_model(ANSWER, "A second, different answer.")
+    config = {"configurable": {"thread_id": "logged"}}
+    app, _seen = _graph(model, saver)  # type: ignore[arg-type]
+    watching.die_after_release = True
+    with pytest.raises(KeyboardInterrupt):
+        app.invoke({"messages": [HumanMessage("refund?")]}, config)
+    watching.revive()
+    (first,) = log.history(thread="logged")
+    assert first.deliveries == 1
+    fresh, _seen = _graph(model, saver)  # type: ignore[arg-type]
+    fresh.invoke(None, config)
+    saver.reconcile(config)  # a sweep after the fact changes nothing
+    (again,) = log.history(thread="logged")
+    assert again.id == first.id and again.deliveries == 2

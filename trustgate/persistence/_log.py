@@ -290,6 +290,23 @@ def report_id(item: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _redelivered(item: Any) -> bool:
+    """A report of a release delivered again (``deliveries`` above one): logged over the
+    row of its first delivery, so the log says the output was released twice."""
+    value = item.get("deliveries") if isinstance(item, Mapping) else getattr(item, "deliveries", 1)
+    return isinstance(value, int) and value > 1
+
+
+def _row_deliveries(row: ReportRow) -> int:
+    """How many times the row's report says its release was delivered (one unless a
+    crashed task was run again)."""
+    try:
+        value = json.loads(row.body).get("deliveries", 1)
+    except (ValueError, AttributeError):
+        return 1
+    return value if isinstance(value, int) else 1
+
+
 def _as_report(item: Any) -> Report | None:
     try:
         return Report.coerce(item)
@@ -370,7 +387,7 @@ class ReportHistory(ABC):
         if probe:
             held = self._existing([r.id for r in rows])
             self._remember(held)
-            rows = [r for r in rows if r.id not in held]
+            rows = [r for r in rows if r.id not in held or _row_deliveries(r) > 1]
             if not rows:
                 return 0
         added = self._insert(rows)
@@ -394,7 +411,7 @@ class ReportHistory(ABC):
         if probe:
             held = await self._aexisting([r.id for r in rows])
             self._remember(held)
-            rows = [r for r in rows if r.id not in held]
+            rows = [r for r in rows if r.id not in held or _row_deliveries(r) > 1]
             if not rows:
                 return 0
         added = await self._ainsert(rows)
@@ -411,8 +428,10 @@ class ReportHistory(ABC):
         with self._seen_lock:
             for item in reports:
                 rid = report_id(item)
-                if rid is not None and (rid in self._seen or rid in ids):
-                    continue  # known to the log, or twice in this batch
+                if rid is not None and rid in ids:
+                    continue  # twice in this batch
+                if rid is not None and rid in self._seen and not _redelivered(item):
+                    continue  # known to the log
                 if rid is not None:
                     ids.add(rid)
                 fresh.append(item)
@@ -700,8 +719,9 @@ class InMemoryReportHistory(ReportHistory):
         added = 0
         with self._lock:
             for row in rows:
-                if row.id not in self._rows_by_id:
-                    self._rows_by_id[row.id] = row
+                known = self._rows_by_id.get(row.id)
+                if known is None or _row_deliveries(row) > _row_deliveries(known):
+                    self._rows_by_id[row.id] = row  # new, or the same crossing delivered again
                     added += 1
         return added
 

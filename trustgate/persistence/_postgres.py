@@ -75,7 +75,11 @@ _INSERT = (
     "SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
     "%s::text[], %s::boolean[], %s::timestamptz[], %s::timestamptz[], %s::text[], "
     "%s::text[], %s::text[]) "
-    "ON CONFLICT (id) DO NOTHING"
+    # the same crossing delivered again (at-least-once) replaces its first delivery's
+    # row with the report that counts the deliveries; anything else is kept as it was
+    "ON CONFLICT (id) DO UPDATE SET body = excluded.body, key_id = excluded.key_id, "
+    "seal = excluded.seal WHERE coalesce((excluded.body::jsonb->>'deliveries')::int, 1) > "
+    "coalesce((trustgate_reports.body::jsonb->>'deliveries')::int, 1)"
 )
 _EXISTING = "SELECT id FROM trustgate_reports WHERE id = ANY(%s)"
 _EXISTS = "SELECT to_regclass('trustgate_reports') IS NOT NULL"

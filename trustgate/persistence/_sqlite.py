@@ -71,7 +71,12 @@ _SEAL_COLUMNS = ("key_id", "seal")  # added to a table made before rows were sea
 _INSERT = (
     "INSERT INTO trustgate_reports (id, thread_id, checkpoint_ns, gate, node, decision, "
     "released, started_at, finished_at, body, key_id, seal) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING"
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    # the same crossing delivered again (at-least-once) replaces its first delivery's
+    # row with the report that counts the deliveries; anything else is kept as it was
+    "ON CONFLICT(id) DO UPDATE SET body = excluded.body, key_id = excluded.key_id, "
+    "seal = excluded.seal WHERE coalesce(json_extract(excluded.body, '$.deliveries'), 1) > "
+    "coalesce(json_extract(trustgate_reports.body, '$.deliveries'), 1)"
 )
 _CHUNK = 500  # ids per IN (...) probe, well under SQLite's variable limit
 
