@@ -222,22 +222,47 @@ class AsyncPersistence(Persistence):
         await self.aclose()
 
 
-def connect(url: str | os.PathLike[str] | None = None) -> Persistence:
+def _pg_target(url: str, limits: dict[str, float | None]) -> Any:
+    """The PostgreSQL URL with its bounds (see :mod:`trustgate.persistence._pglimits`)."""
+    return _pg().pg_target(url, **limits)
+
+
+def connect(
+    url: str | os.PathLike[str] | None = None,
+    *,
+    connect_timeout: float | None = None,
+    statement_timeout: float | None = None,
+    pool_timeout: float | None = None,
+) -> Persistence:
     """Open (and set up) the trustgate database; returns checkpointer, store, ledger, log.
 
     ``url``: a SQLite path or ``sqlite:///path`` (default ``.trustgate/trustgate.db``,
     created), or ``postgresql://user@host/db`` (needs the ``postgres`` extra).
     Without an argument, ``TRUSTGATE_DATABASE_URL`` is used when set.
 
+    PostgreSQL only, in seconds: ``connect_timeout`` (opening a connection, default 5),
+    ``statement_timeout`` (one statement, default 5; the client gives up on a server
+    that has not answered one second after that; ``0`` turns both off) and
+    ``pool_timeout`` (waiting for a free connection, default 5). Left unset, libpq's
+    own settings in the URL or its environment are used (``?connect_timeout=10``,
+    ``options=-c statement_timeout=30s``, ``PGCONNECT_TIMEOUT``, ``PGOPTIONS``). A
+    database that does not answer in time raises
+    :class:`~trustgate.errors.DatabaseUnavailable`.
+
     Example:
         ```python
-        with connect("postgresql://app@db/trust") as db:
-            app = graph.compile(checkpointer=db.checkpointer, store=db.store)
+        with connect("postgresql://app@db/trust", statement_timeout=30) as db:
+            app = graph.compile(checkpointer=db.checkpointer)
         ```
     """
     backend, target = resolve_url(url)
     if backend == "postgres":
-        pg: Persistence = _pg().connect_postgres(target)
+        limits = {
+            "connect_timeout": connect_timeout,
+            "statement_timeout": statement_timeout,
+            "pool_timeout": pool_timeout,
+        }
+        pg: Persistence = _pg().connect_postgres(_pg_target(target, limits))
         return pg
     from trustgate.persistence._sqlite import connect_sqlite
 
@@ -247,15 +272,16 @@ def connect(url: str | os.PathLike[str] | None = None) -> Persistence:
 class _AsyncConnect:
     """What :func:`aconnect` returns: await it, or use it as ``async with``."""
 
-    def __init__(self, url: str | os.PathLike[str] | None) -> None:
+    def __init__(self, url: str | os.PathLike[str] | None, limits: dict[str, float | None]) -> None:
         self._url = url
+        self._limits = limits
         self._db: AsyncPersistence | None = None
 
     def __await__(self) -> Generator[Any, None, AsyncPersistence]:
-        return _aconnect(self._url).__await__()
+        return _aconnect(self._url, self._limits).__await__()
 
     async def __aenter__(self) -> AsyncPersistence:
-        self._db = await _aconnect(self._url)
+        self._db = await _aconnect(self._url, self._limits)
         return self._db
 
     async def __aexit__(self, *exc: object) -> None:
@@ -263,11 +289,17 @@ class _AsyncConnect:
             await self._db.aclose()
 
 
-def aconnect(url: str | os.PathLike[str] | None = None) -> _AsyncConnect:
+def aconnect(
+    url: str | os.PathLike[str] | None = None,
+    *,
+    connect_timeout: float | None = None,
+    statement_timeout: float | None = None,
+    pool_timeout: float | None = None,
+) -> _AsyncConnect:
     """Async :func:`connect`: ``AsyncSqliteSaver``/``AsyncSqliteStore`` or the Postgres ones.
 
     Use it as an async context manager (closed on exit) or await it (then call
-    ``await db.aclose()``).
+    ``await db.aclose()``). The PostgreSQL bounds are :func:`connect`'s.
 
     Example:
         ```python
@@ -278,13 +310,22 @@ def aconnect(url: str | os.PathLike[str] | None = None) -> _AsyncConnect:
         db = await aconnect("postgresql://app@db/trust")
         ```
     """
-    return _AsyncConnect(url)
+    return _AsyncConnect(
+        url,
+        {
+            "connect_timeout": connect_timeout,
+            "statement_timeout": statement_timeout,
+            "pool_timeout": pool_timeout,
+        },
+    )
 
 
-async def _aconnect(url: str | os.PathLike[str] | None) -> AsyncPersistence:
+async def _aconnect(
+    url: str | os.PathLike[str] | None, limits: dict[str, float | None]
+) -> AsyncPersistence:
     backend, target = resolve_url(url)
     if backend == "postgres":
-        apg: AsyncPersistence = await _pg().aconnect_postgres(target)
+        apg: AsyncPersistence = await _pg().aconnect_postgres(_pg_target(target, limits))
         return apg
     from trustgate.persistence._sqlite import aconnect_sqlite
 
