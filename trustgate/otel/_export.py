@@ -57,15 +57,16 @@ def within(limit: float, fn: Callable[[], Any], what: str) -> bool:
     step goes on (an export ends at its own timeout) without holding the caller or
     the process's exit. An exception of ``fn`` is logged and counts as not done.
     """
-    outcome: list[BaseException | None] = []
+    outcome: list[bool] = []
 
     def run() -> None:
         try:
             fn()
         except Exception as exc:
-            outcome.append(exc)
+            logger.warning("%s failed: %s", what, exc)
+            outcome.append(False)
             return
-        outcome.append(None)
+        outcome.append(True)
 
     worker = threading.Thread(target=run, name=f"trustgate-{what.replace(' ', '-')}", daemon=True)
     worker.start()
@@ -78,10 +79,7 @@ def within(limit: float, fn: Callable[[], Any], what: str) -> bool:
             limit,
         )
         return False
-    if outcome[0] is not None:
-        logger.warning("%s failed: %s", what, outcome[0])
-        return False
-    return True
+    return outcome[0]
 
 
 class BackgroundSpanProcessor(SpanProcessor):
