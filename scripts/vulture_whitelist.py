@@ -30,6 +30,7 @@ skipped  # a draft sentence's reading: why it is not an assertion (shown in verd
 replaced  # Gap.replaced: the span of the draft the gap question stands in
 judgments  # EvidenceSet.judgments: part of the evidence-set file format
 input_value  # trustgate.telemetry.crossing_span(input_value=...): deprecated, accepted
+dropped_spans  # Telemetry.dropped_spans: what a full background export queue dropped
 output_value  # trustgate.telemetry.finish_crossing(output_value=...): deprecated, accepted
 
 # --- fields of the reference pipelines' graph states (LangGraph reads them) -------------
@@ -56,6 +57,8 @@ _.awrap_tool_call
 _.wrap_model_call  # TrustGateMiddleware: langchain calls it around the model
 _.awrap_model_call
 run_inline  # LangChain callback handlers: run in the caller's thread
+_.on_start  # otel/_export.BackgroundSpanProcessor: the tracer provider calls it
+_.on_end
 _.on_chain_start  # the audit's sample-run handler: LangChain calls it
 _.on_chain_end
 _.on_chain_error

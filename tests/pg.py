@@ -5,11 +5,17 @@ review resumed by another worker, a SIGKILLed worker leaving the run resumable) 
 properties of PostgreSQL's transactions and conditional inserts; a mock proves
 nothing about them.
 
-How: ``initdb`` into a temporary directory, ``pg_ctl start`` listening on
-127.0.0.1 on a free port with the unix socket inside that directory, and ``pg_ctl
-stop`` plus removal afterwards. PostgreSQL refuses to run as root, so when the
-tests run as root (CI on a fresh machine) the server runs as the unprivileged
-system user ``trustgate-pg``, created on first use.
+How: ``initdb`` into a temporary directory, then ``postgres`` listening on
+127.0.0.1 on a free port with the unix socket inside that directory, stopped and
+removed afterwards. PostgreSQL refuses to run as root, so when the tests run as
+root (CI on a fresh machine) the server runs as the unprivileged system user
+``trustgate-pg``, created on first use.
+
+The server dies with the test process however that ends (a timeout, ``kill -9``):
+it is not started with ``pg_ctl start``, which detaches it, but as the child of a
+small supervisor (``tests/_pg_supervisor.py``) that stops it and removes its
+directory when this process closes the supervisor's stdin or dies, and that takes
+the server with it (``PR_SET_PDEATHSIG``) if it is killed itself.
 
 Usage (outside pytest, e.g. the bench):
 
@@ -32,7 +38,9 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -45,6 +53,8 @@ __all__ = ["PG_USER", "PgUnavailable", "TempPostgres", "pg_server", "pg_url", "t
 logger = logging.getLogger(__name__)
 
 PG_USER = "trustgate-pg"
+SUPERVISOR = Path(__file__).with_name("_pg_supervisor.py")
+START_TIMEOUT = 60.0
 _BIN_DIRS = ("/usr/local/bin", "/usr/lib/postgresql/17/bin", "/usr/lib/postgresql/16/bin")
 
 
@@ -107,6 +117,12 @@ class TempPostgres:
     root: Path
     port: int
     user: str | None
+    supervisor: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int:
+        """The postmaster's process id."""
+        return int((self.root / "data" / "postmaster.pid").read_text().split()[0])
 
     @property
     def url(self) -> str:
@@ -136,15 +152,55 @@ def _run(cmd: list[str], user: str | None, cwd: Path, timeout: float = 120) -> N
         raise PgUnavailable(f"{Path(cmd[0]).name} failed: {(proc.stderr or proc.stdout).strip()}")
 
 
+def _start(
+    postgres: str, data: Path, root: Path, port: int, user: str | None
+) -> subprocess.Popen[bytes]:
+    """``postgres`` under the supervisor, once it accepts connections (or PgUnavailable)."""
+    log = root / "server.log"
+    cmd = [
+        sys.executable, str(SUPERVISOR), str(root), str(log), user or "-", "--",
+        postgres, "-D", str(data), "-h", "127.0.0.1", "-p", str(port), "-k", str(root),
+        "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+        "-c", "max_connections=200",
+    ]  # fmt: skip
+    sup = subprocess.Popen(cmd, stdin=subprocess.PIPE, cwd=root)
+    deadline = time.monotonic() + START_TIMEOUT
+    pidfile = data / "postmaster.pid"
+    while time.monotonic() < deadline:
+        if sup.poll() is not None:
+            tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+            raise PgUnavailable(f"postgres exited with status {sup.returncode}: {tail}")
+        with contextlib.suppress(OSError):
+            lines = pidfile.read_text().splitlines()
+            # line 8 is the postmaster's status, "ready" once it accepts connections
+            if len(lines) >= 8 and lines[7].strip() == "ready" and lines[3].strip() == str(port):
+                return sup
+        time.sleep(0.05)
+    _stop(sup)
+    raise PgUnavailable(f"postgres did not start within {START_TIMEOUT:.0f} s")
+
+
+def _stop(sup: subprocess.Popen[bytes]) -> None:
+    """Close the supervisor's stdin: it stops the server and removes its directory."""
+    if sup.stdin is not None:
+        with contextlib.suppress(OSError):
+            sup.stdin.close()
+    try:
+        sup.wait(30)
+    except subprocess.TimeoutExpired:
+        sup.terminate()
+        sup.wait(10)
+
+
 @contextlib.contextmanager
 def temp_postgres() -> Iterator[TempPostgres]:
     """Start a throwaway PostgreSQL server; stop it and delete its files on exit."""
-    initdb, pg_ctl = _tool("initdb"), _tool("pg_ctl")
+    initdb, postgres = _tool("initdb"), _tool("postgres")
     user = _ensure_user()
     # as root, a directory the unprivileged user can traverse (TMPDIR may be private)
     base = "/tmp" if user is not None and Path("/tmp").is_dir() else None
     root = Path(tempfile.mkdtemp(prefix="trustgate-pg-", dir=base))
-    started = False
+    sup: subprocess.Popen[bytes] | None = None
     try:
         os.chmod(root, 0o700)
         if user is not None:
@@ -159,36 +215,23 @@ def temp_postgres() -> Iterator[TempPostgres]:
         last: PgUnavailable | None = None
         for _ in range(5):  # a free port can be taken between probing and binding
             port = _free_port()
-            options = (
-                f"-h 127.0.0.1 -p {port} -k {root} -c fsync=off -c synchronous_commit=off "
-                "-c full_page_writes=off -c max_connections=200"
-            )
             try:
-                _run(
-                    [pg_ctl, "-D", str(data), "-l", str(root / "server.log"), "-o", options,
-                     "-w", "-t", "60", "start"],
-                    user,
-                    root,
-                )  # fmt: skip
+                sup = _start(postgres, data, root, port, user)
             except PgUnavailable as exc:
                 last = exc
                 continue
-            started = True
             break
-        if not started:
-            log = (root / "server.log").read_text(errors="replace")[-2000:]
-            raise PgUnavailable(f"{last}\n{log}")
-        yield TempPostgres(root=root, port=port, user=user)
+        if sup is None:
+            raise PgUnavailable(str(last))
+        yield TempPostgres(root=root, port=port, user=user, supervisor=sup)
     finally:
-        if started:
+        if sup is not None:
             try:
-                _run(
-                    [pg_ctl, "-D", str(root / "data"), "-m", "immediate", "-w", "stop"], user, root
-                )
-            except (PgUnavailable, OSError, subprocess.SubprocessError) as exc:
+                _stop(sup)
+            except (OSError, subprocess.SubprocessError) as exc:
                 # Stopping is cleanup: the data directory is removed below either way,
                 # and a server that would not stop must not hide the test's own result.
-                logger.warning("throwaway PostgreSQL on port %s did not stop: %s", port, exc)
+                logger.warning("throwaway PostgreSQL in %s did not stop: %s", root, exc)
         shutil.rmtree(root, ignore_errors=True)
 
 

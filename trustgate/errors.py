@@ -24,6 +24,7 @@ __all__ = [
     "ClaimParseError",
     "ClaimTooLarge",
     "ConfigurationError",
+    "DatabaseUnavailable",
     "EvidenceRefused",
     "GateHalted",
     "GitError",
@@ -43,7 +44,8 @@ __all__ = [
 
 
 class TrustgateError(Exception):
-    """Root of every usage error trustgate raises deliberately (bad setup, bad input).
+    """Root of every usage error trustgate raises deliberately (bad setup, bad input),
+    and of :class:`DatabaseUnavailable` (a dependency that did not answer in time).
 
     A halt is not one of them: see :class:`TrustgateOutcome`.
     """
@@ -66,6 +68,20 @@ class LedgerKeyError(ConfigurationError):
     """No usable key to seal or verify stored rows: none configured for a database other
     processes read, a key file others can read, a key too short. The message says how
     to set one (``TRUSTGATE_LEDGER_KEY``, ``TRUSTGATE_LEDGER_KEY_FILE`` or ``key=``)."""
+
+
+class DatabaseUnavailable(TrustgateError):
+    """The database did not answer within its limit, or the connection to it broke.
+
+    Raised by trustgate's PostgreSQL persistence (checkpointer, store, artifact ledger,
+    report log) instead of waiting for ever on a server that is frozen, unreachable,
+    overloaded past its ``statement_timeout`` or gone: the operation did not complete,
+    and what was stored before it stays stored. Resume the thread (or retry) once the
+    database answers. The limits are ``connect(..., connect_timeout=, statement_timeout=,
+    pool_timeout=)``; see the persistence guide. The errors actually raised are also
+    the psycopg error they stand for (``OperationalError``, ``QueryCanceled``,
+    ``psycopg_pool.PoolTimeout``), so a handler written for psycopg still catches them.
+    """
 
 
 class InputError(TrustgateError):

@@ -79,61 +79,22 @@ def pg_setup(conn: Connection[Any], ddl: str) -> None:
 def open_pool(
     url: str, *, max_size: int = 4, name: str = "trustgate", read_only: bool = False
 ) -> ConnectionPool[Connection[dict[str, Any]]]:
-    """A small autocommit connection pool, failing fast with a typed error.
+    """A small autocommit connection pool, every wait bounded, failing fast with a typed error.
 
-    ``read_only=True``: every connection has ``default_transaction_read_only=on``, so
-    the server itself refuses any write or DDL a read path might attempt.
+    The bounds (connect and statement timeouts, the client deadline, keepalives, the
+    pool's wait) are those of :mod:`trustgate.persistence._pglimits`, read from the
+    URL and libpq's environment or defaulted. ``read_only=True``: every connection has
+    ``default_transaction_read_only=on``, so the server itself refuses any write or DDL
+    a read path might attempt.
     """
     try:
-        from psycopg import Error as PgError
-        from psycopg.rows import dict_row
-        from psycopg_pool import ConnectionPool, PoolTimeout
+        from trustgate.persistence._pglimits import open_pool as bounded_pool
+        from trustgate.persistence._pglimits import pg_target
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise ConfigurationError(
-            f"PostgreSQL needs the 'postgres' extra: {install_hint('postgres')}"
+            f"PostgreSQL needs the 'postgres' extra: {install_hint('postgres')} ({exc})"
         ) from exc
-    options: dict[str, Any] = {}
-    if read_only:
-        from psycopg.conninfo import conninfo_to_dict
-
-        try:
-            given = str(conninfo_to_dict(url).get("options") or "")
-        except PgError as exc:
-            raise ConfigurationError(f"bad PostgreSQL URL {redact(url)}: {exc}") from None
-        options["options"] = f"{given} -c default_transaction_read_only=on".strip()
-    try:
-        # one direct attempt first: a wrong host or password fails now, with the
-        # server's own message, instead of after the pool's retry timeout
-        from psycopg import connect as pg_connect
-
-        pg_connect(url, connect_timeout=10, **options).close()
-    except PgError as exc:
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise ConfigurationError(
-            f"cannot connect to PostgreSQL at {redact(url)}: {reason}"
-        ) from None
-    try:
-        pool: ConnectionPool[Connection[dict[str, Any]]] = ConnectionPool(
-            url,
-            min_size=1,
-            max_size=max_size,
-            kwargs={
-                "autocommit": True,
-                "prepare_threshold": 0,
-                "row_factory": dict_row,
-                **options,
-            },
-            open=False,
-            name=name,
-        )
-    except PgError as exc:
-        raise ConfigurationError(f"bad PostgreSQL URL {redact(url)}: {exc}") from None
-    try:
-        pool.open(wait=True, timeout=15)
-    except PoolTimeout as exc:
-        pool.close()
-        raise ConfigurationError(f"cannot connect to PostgreSQL at {redact(url)}") from exc
-    return pool
+    return bounded_pool(pg_target(url, read_only=read_only), max_size=max_size, name=name)
 
 
 def redact(url: str) -> str:

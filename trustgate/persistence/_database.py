@@ -241,11 +241,19 @@ def _database_key(
     return resolve_key(key, required_for=where, allow_readable_key_file=allow_readable_key_file)
 
 
+def _pg_target(url: str, limits: dict[str, float | None]) -> Any:
+    """The PostgreSQL URL with its bounds (see :mod:`trustgate.persistence._pglimits`)."""
+    return _pg().pg_target(url, **limits)
+
+
 def connect(
     url: str | os.PathLike[str] | None = None,
     *,
     key: KeyArg = None,
     allow_readable_key_file: bool = False,
+    connect_timeout: float | None = None,
+    statement_timeout: float | None = None,
+    pool_timeout: float | None = None,
 ) -> Persistence:
     """Open (and set up) the trustgate database; returns checkpointer, store, ledger, log.
 
@@ -259,16 +267,30 @@ def connect(
     :class:`~trustgate.errors.LedgerKeyError` before anything is created;
     ``key=EPHEMERAL_KEY`` seals under a random key for this process only.
 
+    PostgreSQL only, in seconds: ``connect_timeout`` (opening a connection, default 5),
+    ``statement_timeout`` (one statement, default 5; the client gives up on a server
+    that has not answered one second after that; ``0`` turns both off) and
+    ``pool_timeout`` (waiting for a free connection, default 5). Left unset, libpq's
+    own settings in the URL or its environment are used (``?connect_timeout=10``,
+    ``options=-c statement_timeout=30s``, ``PGCONNECT_TIMEOUT``, ``PGOPTIONS``). A
+    database that does not answer in time raises
+    :class:`~trustgate.errors.DatabaseUnavailable`.
+
     Example:
         ```python
-        with connect("postgresql://app@db/trust") as db:
+        with connect("postgresql://app@db/trust", statement_timeout=30) as db:
             app = graph.compile(checkpointer=db.checkpointer, store=db.store)
         ```
     """
     backend, target = resolve_url(url)
     secret = _database_key(backend, target, key, allow_readable_key_file)
     if backend == "postgres":
-        pg: Persistence = _pg().connect_postgres(target, secret)
+        limits = {
+            "connect_timeout": connect_timeout,
+            "statement_timeout": statement_timeout,
+            "pool_timeout": pool_timeout,
+        }
+        pg: Persistence = _pg().connect_postgres(_pg_target(target, limits), secret)
         return pg
     from trustgate.persistence._sqlite import connect_sqlite
 
@@ -279,18 +301,23 @@ class _AsyncConnect:
     """What :func:`aconnect` returns: await it, or use it as ``async with``."""
 
     def __init__(
-        self, url: str | os.PathLike[str] | None, key: KeyArg, allow_readable_key_file: bool
+        self,
+        url: str | os.PathLike[str] | None,
+        key: KeyArg,
+        allow_readable_key_file: bool,
+        limits: dict[str, float | None],
     ) -> None:
         self._url = url
         self._key = key
         self._allow = allow_readable_key_file
+        self._limits = limits
         self._db: AsyncPersistence | None = None
 
     def __await__(self) -> Generator[Any, None, AsyncPersistence]:
-        return _aconnect(self._url, self._key, self._allow).__await__()
+        return _aconnect(self._url, self._key, self._allow, self._limits).__await__()
 
     async def __aenter__(self) -> AsyncPersistence:
-        self._db = await _aconnect(self._url, self._key, self._allow)
+        self._db = await _aconnect(self._url, self._key, self._allow, self._limits)
         return self._db
 
     async def __aexit__(self, *exc: object) -> None:
@@ -303,10 +330,13 @@ def aconnect(
     *,
     key: KeyArg = None,
     allow_readable_key_file: bool = False,
+    connect_timeout: float | None = None,
+    statement_timeout: float | None = None,
+    pool_timeout: float | None = None,
 ) -> _AsyncConnect:
     """Async :func:`connect`: ``AsyncSqliteSaver``/``AsyncSqliteStore`` or the Postgres ones.
 
-    ``key`` and ``allow_readable_key_file`` as for :func:`connect`.
+    ``key``, ``allow_readable_key_file`` and the PostgreSQL bounds as for :func:`connect`.
 
     Use it as an async context manager (closed on exit) or await it (then call
     ``await db.aclose()``).
@@ -320,16 +350,24 @@ def aconnect(
         db = await aconnect("postgresql://app@db/trust")
         ```
     """
-    return _AsyncConnect(url, key, allow_readable_key_file)
+    limits = {
+        "connect_timeout": connect_timeout,
+        "statement_timeout": statement_timeout,
+        "pool_timeout": pool_timeout,
+    }
+    return _AsyncConnect(url, key, allow_readable_key_file, limits)
 
 
 async def _aconnect(
-    url: str | os.PathLike[str] | None, key: KeyArg, allow_readable_key_file: bool
+    url: str | os.PathLike[str] | None,
+    key: KeyArg,
+    allow_readable_key_file: bool,
+    limits: dict[str, float | None],
 ) -> AsyncPersistence:
     backend, target = resolve_url(url)
     secret = _database_key(backend, target, key, allow_readable_key_file)
     if backend == "postgres":
-        apg: AsyncPersistence = await _pg().aconnect_postgres(target, secret)
+        apg: AsyncPersistence = await _pg().aconnect_postgres(_pg_target(target, limits), secret)
         return apg
     from trustgate.persistence._sqlite import aconnect_sqlite
 

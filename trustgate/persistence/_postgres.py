@@ -8,6 +8,9 @@ is serialised across workers with an advisory lock, and runs only on the write p
 the log a read command opens (``trustgate history``) connects with
 ``default_transaction_read_only=on`` and runs no DDL, so a table from before rows were
 sealed is read as it is (its rows unsealed) and migrated by the next ``connect()``.
+Every pool is bounded (connect and statement timeouts, a client deadline, keepalives,
+the pool's wait: :mod:`trustgate.persistence._pglimits`), so a frozen server is an
+error, not a hang.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from psycopg.rows import dict_row, tuple_row
-from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
+from psycopg.rows import tuple_row
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from trustgate.errors import ConfigurationError
 from trustgate.evidence.keys import KeyArg, SealKey
@@ -32,6 +35,8 @@ from trustgate.evidence.ledger_postgres import (
     redact,
 )
 from trustgate.persistence._log import ReportHistory, ReportRow, read_only_insert, select_sql
+from trustgate.persistence._pglimits import PgTarget, open_async_pool, pg_target
+from trustgate.persistence._pglimits import open_pool as open_bounded_pool
 from trustgate.persistence._saver import ReportingSaver
 
 if TYPE_CHECKING:
@@ -43,6 +48,7 @@ __all__ = [
     "aconnect_postgres",
     "connect_postgres",
     "open_pg_report_log",
+    "pg_target",
 ]
 
 logger = logging.getLogger(__name__)
@@ -207,14 +213,15 @@ class PostgresReportHistory(ReportHistory):
             return [tuple(row) for row in cur.fetchall()]
 
 
-def connect_postgres(url: str, key: SealKey) -> Persistence:
+def connect_postgres(target: PgTarget, key: SealKey) -> Persistence:
     """The sync PostgreSQL persistence (see :func:`~trustgate.persistence.connect`)."""
     from langgraph.checkpoint.postgres import PostgresSaver
     from langgraph.store.postgres import PostgresStore
 
     from trustgate.persistence._database import Persistence
 
-    pool = open_pool(url, max_size=8)
+    url = target.url
+    pool = open_bounded_pool(target, max_size=8)
     try:
         _migrate(pool)
         log = PostgresReportHistory(pool, key=key)
@@ -236,7 +243,7 @@ def connect_postgres(url: str, key: SealKey) -> Persistence:
     )
 
 
-async def aconnect_postgres(url: str, key: SealKey) -> AsyncPersistence:
+async def aconnect_postgres(target: PgTarget, key: SealKey) -> AsyncPersistence:
     """The async PostgreSQL persistence (see :func:`~trustgate.persistence.aconnect`)."""
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from langgraph.store.postgres.aio import AsyncPostgresStore
@@ -246,8 +253,10 @@ async def aconnect_postgres(url: str, key: SealKey) -> AsyncPersistence:
     # Tables (LangGraph's and ours) are created through the sync path once, under
     # the schema lock, in a worker thread so the event loop is not blocked; the
     # async pool then only reads and writes.
+    url = target.url
+
     def sync_part() -> tuple[ConnectionPool[Any], PostgresLedger]:
-        pool = open_pool(url, max_size=2, name="trustgate-sync")
+        pool = open_bounded_pool(target, max_size=2, name="trustgate-sync")
         try:
             _migrate(pool)
             with pool.connection() as c:
@@ -258,21 +267,10 @@ async def aconnect_postgres(url: str, key: SealKey) -> AsyncPersistence:
             raise
 
     sync_pool, ledger = await asyncio.to_thread(sync_part)
-    apool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-        url,
-        min_size=1,
-        max_size=8,
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
-        open=False,
-        name="trustgate-async",
-    )
     try:
-        await apool.open(wait=True, timeout=15)
-    except BaseException as exc:
+        apool = await open_async_pool(target, max_size=8, name="trustgate-async")
+    except BaseException:
         sync_pool.close()
-        await apool.close()
-        if isinstance(exc, PoolTimeout):
-            raise ConfigurationError(f"cannot connect to PostgreSQL at {redact(url)}") from exc
         raise
     log = PostgresReportHistory(sync_pool, apool, setup=False, key=key)
     logger.debug("connected (async) to PostgreSQL at %s", redact(url))
