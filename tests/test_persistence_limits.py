@@ -155,7 +155,7 @@ def test_connect_hands_its_arguments_to_the_postgres_backend(
 ) -> None:
     seen: list[PgTarget] = []
 
-    def fake(target: PgTarget) -> Any:
+    def fake(target: PgTarget, key: Any) -> Any:
         seen.append(target)
         return "db"
 

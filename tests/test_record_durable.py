@@ -251,3 +251,22 @@ def test_the_report_log_keeps_one_row_that_counts_the_deliveries(
     saver.reconcile(config)  # a sweep after the fact changes nothing
     (again,) = log.history(thread="logged")
     assert again.id == first.id and again.deliveries == 2
+
+
+def test_a_later_run_of_a_thread_this_process_served_is_redelivered_too() -> None:
+    """The thread already ran in this process; its second run crashes after the release
+    and is resumed here: the recorded release is delivered, not decided anew."""
+    saver = Watching()
+    model = honest_model(ANSWER, "A second answer.", "A third, never to be asked.")
+    app, _seen = _graph(model, saver)
+    config = {"configurable": {"thread_id": "twice"}}
+    app.invoke({"messages": [HumanMessage("refund?")]}, config)
+    saver.die_after_release = True
+    with pytest.raises(KeyboardInterrupt):
+        app.invoke({"messages": [HumanMessage("and now?")]}, config)
+    saver.revive()
+    out = app.invoke(None, config)
+    assert len(model.calls) == 2
+    assert out["messages"][-1].text == "A second answer."
+    first, second = trustgate.reports(app, config)
+    assert (first.deliveries, second.deliveries) == (1, 2)

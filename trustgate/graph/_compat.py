@@ -45,6 +45,7 @@ def _k() -> Any:
         "CONFIG_KEY_TASK_ID",
         "CONFIG_KEY_CALL",
         "CONFIG_KEY_CHECKPOINTER",
+        "CONFIG_KEY_RESUMING",
         "NS_SEP",
     )
     missing = [n for n in names if not hasattr(c, n)]
@@ -124,6 +125,13 @@ def conf(config: Mapping[str, Any] | None) -> dict[str, Any]:
     if not config:
         return {}
     return cast(dict[str, Any], config.get(_k().CONF) or {})
+
+
+def resuming(config: Mapping[str, Any]) -> bool:
+    """Whether the task runs in the first step of a run that resumed a stored thread
+    (LangGraph sets the flag for that step only, and for a retry's attempts): the only
+    place a task can be one that already ran and crashed before its writes were saved."""
+    return bool(conf(config).get(_k().CONFIG_KEY_RESUMING))
 
 
 def task_id(config: Mapping[str, Any]) -> str | None:

@@ -14,7 +14,6 @@ writes (so a checkpointer keeps it with the failed task).
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import contextvars
 import copy
@@ -76,27 +75,16 @@ def _hand_up(reports: Sequence[Report]) -> None:
 # the release, before the task's own writes were saved) delivers the same decision
 # again instead of deciding anew: one crossing, one report, delivered twice.
 RELEASE_CHANNEL = "__trustgate_release__"
-# Only the first step of a run can run a task again (a resume starts with the step the
-# crash interrupted; a retry stays in its step): the step each run first reached here,
-# per process, bounded
-_FIRST_STEPS: collections.OrderedDict[tuple[Any, ...], Any] = collections.OrderedDict()
-_MAX_RUNS = 4096
 
 
 def _may_run_again(config: Mapping[str, Any]) -> bool:
     """Whether this task may be one LangGraph runs again (worth one read of its step's
-    checkpoint for an earlier release)."""
+    checkpoint for an earlier release): only a resumed run's first step can hold a task
+    that ran before and crashed (a retry's attempts are flagged too; they find nothing)."""
     meta = _compat.meta(config)
     if meta.get("thread_id") is None or meta.get("task_id") is None:
         return False
-    key = (meta["thread_id"], meta.get("run_id"), _compat.graph_namespace(config))
-    first = _FIRST_STEPS.get(key, _MISSING)
-    if first is _MISSING:
-        _FIRST_STEPS[key] = meta.get("step")
-        while len(_FIRST_STEPS) > _MAX_RUNS:
-            _FIRST_STEPS.popitem(last=False)
-        return True
-    return bool(first == meta.get("step"))
+    return _compat.resuming(config)
 
 
 def _halted_in_graph() -> type[GateHalted]:
