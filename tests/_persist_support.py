@@ -24,7 +24,7 @@ from typing_extensions import TypedDict
 
 from trustgate._findings import Finding
 from trustgate._gate import TrustGate
-from trustgate._report import REPORTS_KEY, Report, TrustReports
+from trustgate._report import REPORTS_KEY, Report, TrustReports, gate_json
 from trustgate.errors import GateHalted
 from trustgate.graph import guard
 from trustgate.policies import Halt, Override, Review
@@ -253,7 +253,7 @@ def build_in_task_graph(
             released=not lie,
             thread_id=str(config["configurable"].get("thread_id")),
         )
-        _send(config, [(REPORTS_KEY, [report.to_json_dict()])])
+        _send(config, [(REPORTS_KEY, gate_json([report]))])  # sealed, as a gate does
         writer_done.set()
         if lie:
             raise GateHalted(report)

@@ -176,7 +176,9 @@ def test_a_postgres_read_runs_no_ddl(pg_url: str, capsys: pytest.CaptureFixture[
     log = PostgresReportHistory(pg_url, read_only=True)
     try:
         with pytest.raises(ConfigurationError, match="read-only"):
-            log.record([log.history()[0].model_copy(update={"id": "x" * 32})])
+            from trustgate._report_seal import seal
+
+            log.record([seal(log.history()[0].model_copy(update={"id": "x" * 32}).to_json_dict())])
         import psycopg
 
         with log._pool.connection() as c, pytest.raises(psycopg.errors.ReadOnlySqlTransaction):

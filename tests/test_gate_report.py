@@ -21,6 +21,7 @@ from trustgate._report import (
     Report,
     TrustReports,
     add_reports,
+    gate_json,
     reports,
     reports_from_state,
 )
@@ -50,17 +51,20 @@ def _report(n: int = 1) -> Report:
             )
         ],
         released=True,
-        thread_id="t",
+        thread_id="t1",
         attempt=n,
     )
 
 
 def _graph(checkpointer: Any) -> Any:
+    """Two nodes standing in for gates: they write sealed reports, as a gate does (one
+    as the JSON form, one as the typed report)."""
+
     def node(state: State) -> dict[str, Any]:
-        return {"x": 1, "trust_reports": [_report().to_json_dict()]}
+        return {"x": 1, "trust_reports": gate_json([_report()])}
 
     def node2(state: State) -> dict[str, Any]:
-        return {"trust_reports": [_report(2)]}
+        return {"trust_reports": [Report.coerce(gate_json([_report(2)])[0])]}
 
     g = StateGraph(State)
     g.add_node("node", node)
@@ -70,13 +74,18 @@ def _graph(checkpointer: Any) -> Any:
     return g.compile(checkpointer=checkpointer)
 
 
-def test_reducer_appends_and_rebuilds_dicts() -> None:
-    r = _report()
-    out = add_reports([r.to_json_dict()], r)
-    assert out == [r, r]
+def test_reducer_appends_sealed_reports_and_rebuilds_dicts() -> None:
+    r, other = _report(), _report(2)
+    sealed = gate_json([r, other])
+    out = add_reports([sealed[0]], sealed[1])
+    assert [x.id for x in out] == [r.id, other.id]
     assert all(isinstance(x, Report) for x in out)
     assert add_reports(None, None) == []
     assert r.failed and not r.passed
+    # an unsealed report (any node, the input) is refused; the same id again replaces
+    assert add_reports(out, [_report(3).to_json_dict()]) == out
+    again = gate_json([other.model_copy(update={"deliveries": 2})])
+    assert [x.deliveries for x in add_reports(out, again)] == [1, 2]
 
 
 def test_verdict_excludes_ids_and_clock() -> None:
@@ -148,6 +157,9 @@ def test_reports_from_plain_dict_state() -> None:
     from trustgate._report import Report, reports_from_state
 
     r = Report(gate="g", node="n", decision="pass", released=True)
-    assert reports_from_state({"trust_reports": [r.to_json_dict()]}) == [r]
+    (sealed,) = gate_json([r])
+    assert [x.id for x in reports_from_state({"trust_reports": [sealed]})] == [r.id]
+    found = reports_from_state({"trust_reports": [r.to_json_dict()]})
+    assert found == [] and [row.status for row in found.refused] == ["unsealed"]
     assert reports_from_state({}) == []
     assert "<table" in r._repr_html_()

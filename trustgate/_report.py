@@ -18,35 +18,47 @@ contain only msgpack primitives and the values a graph sees are always
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, Self, TypeAlias
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.channels.binop import BinaryOperatorAggregate
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
+from trustgate import _report_seal as report_seal
 from trustgate._findings import Finding
 
 __all__ = [
     "REPORTS_KEY",
     "Approval",
     "Decision",
+    "LoggedRow",
     "OverrideKind",
     "OverrideRecord",
     "Report",
+    "ReportList",
     "ReportLog",
+    "RowStatus",
     "TrustReports",
     "TrustReportsState",
     "add_reports",
+    "admitted",
     "areports",
     "for_stream",
+    "gate_json",
     "reports",
     "reports_from_state",
+    "sorted_out",
 ]
+
+logger = logging.getLogger(__name__)
 
 REPORTS_KEY = "trust_reports"
 
@@ -62,6 +74,13 @@ OverrideKind: TypeAlias = Literal[
     "review",
     "coerced",
 ]
+
+
+RowStatus: TypeAlias = Literal["sealed", "unsealed", "forged", "unreadable"]
+"""``sealed``: written by a gate (or the log) of this deployment and unchanged since;
+``unsealed``: nothing vouches for it (no seal, or a seal under another key);
+``forged``: a seal that does not fit (edited afterwards, or copied from another
+thread); ``unreadable``: not even readable as a report."""
 
 
 def _now() -> datetime:
@@ -148,6 +167,10 @@ class Report(BaseModel):
     gate then delivers the recorded release again, and says so here."""
     started_at: datetime = Field(default_factory=_now)
     finished_at: datetime = Field(default_factory=_now)
+    seal: str | None = None
+    """The writing gate's seal over the rest of the report (see
+    :mod:`trustgate._report_seal`): what tells a gate's report from one any other node,
+    the caller's input or an edited checkpoint put in ``trust_reports``."""
 
     @property
     def failed(self) -> list[Finding]:
@@ -214,6 +237,7 @@ class Report(BaseModel):
                 for o in self.overrides
             ],
             "error": _error_kind(self.error),
+            "seal": None,  # the seal vouches for the whole report, not this form
         }
         if self.approval is not None:
             update["approval"] = self.approval.model_copy(update={"who": None, "message": None})
@@ -225,6 +249,56 @@ class Report(BaseModel):
         if isinstance(value, cls):
             return value
         return cls.model_validate(value)
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedRow:
+    """One report as read back (a row of the report log, an entry of the state's
+    ``trust_reports``), and whether its seal holds.
+
+    ``report`` is set only when the row is ``sealed``; the other fields are what the
+    row's columns *say* (``decision`` included), shown so a reviewer can find the row,
+    never vouched for unless sealed. ``reason`` says why a row is not sealed.
+    """
+
+    status: RowStatus
+    id: str | None
+    thread_id: str | None = None
+    gate: str | None = None
+    node: str | None = None
+    decision: str | None = None
+    finished_at: str | None = None
+    reason: str | None = None
+    report: Report | None = None
+
+    @property
+    def sealed(self) -> bool:
+        return self.status == "sealed"
+
+
+class ReportList(list[Report]):
+    """What :func:`reports` and the report log's ``history`` return: the sealed
+    reports, oldest first.
+
+    ``rows`` is every row the query read, in order, with its :class:`LoggedRow`
+    status; ``refused`` the rows that are not shown as reports (unsealed, forged or
+    unreadable), each with its reason.
+
+    Example:
+        ```python
+        found = db.history(thread="t1")
+        for row in found.refused:
+            print("NOT SEALED", row.id, row.status, row.reason)
+        ```
+    """
+
+    def __init__(self, rows: Iterable[LoggedRow] = ()) -> None:
+        self.rows: list[LoggedRow] = list(rows)
+        super().__init__(r.report for r in self.rows if r.report is not None)
+
+    @property
+    def refused(self) -> list[LoggedRow]:
+        return [r for r in self.rows if not r.sealed]
 
 
 # "verifier: TypeName: message" (a verifier that raised or timed out)
@@ -256,22 +330,148 @@ def _coerce_list(value: Any) -> list[Report]:
     return [Report.coerce(v) for v in value]
 
 
+def _items(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, (Report, Mapping)) or not isinstance(value, Sequence):
+        return [value]
+    return list(value)
+
+
+def gate_json(reports: Iterable[Report]) -> list[dict[str, Any]]:
+    """What a gate writes to ``trust_reports``: each report's JSON form, sealed."""
+    return [report_seal.seal(r.to_json_dict()) for r in reports]
+
+
+def _body(item: Any) -> Any:
+    return item.to_json_dict() if isinstance(item, Report) else item
+
+
+def sorted_out(items: Iterable[Any], thread: str | None = None) -> ReportList:
+    """The gate-sealed reports among ``items`` (reports or their JSON forms) and, apart,
+    the rest with the reason each is refused. ``thread``: the thread they were read
+    from; a sealed report of another thread (copied in) is refused too."""
+    rows: list[LoggedRow] = []
+    for item in items:
+        body = _body(item)
+        status, reason = report_seal.check(body)
+        report: Report | None = None
+        if status == "sealed":
+            try:
+                report = Report.coerce(item)
+            except ValidationError as exc:
+                status, reason = "unreadable", f"not a report ({exc.error_count()} error(s))"
+            else:
+                if thread is not None and report.thread_id not in (None, thread):
+                    status, reason = (
+                        "forged",
+                        (f"a report of thread {report.thread_id!r} copied into {thread!r}"),
+                    )
+                    report = None
+        rows.append(_row(body, status, reason, report))
+    found = ReportList(rows)
+    if found.refused:
+        _warn_refused(found, "reports in the state")
+    return found
+
+
+def _row(body: Any, status: RowStatus, reason: str | None, report: Report | None) -> LoggedRow:
+    said = body if isinstance(body, Mapping) else {}
+
+    def text(name: str) -> str | None:
+        value = said.get(name)
+        return value if isinstance(value, str) else None
+
+    return LoggedRow(
+        status,
+        text("id"),
+        thread_id=text("thread_id"),
+        gate=text("gate"),
+        node=text("node"),
+        decision=text("decision"),
+        finished_at=text("finished_at"),
+        reason=reason,
+        report=report,
+    )
+
+
+def _warn_refused(found: ReportList, what: str) -> None:
+    refused = found.refused
+    counts = Counter(r.status for r in refused)
+    logger.warning(
+        "%d of %d %s are not shown as crossings (%s): %s",
+        len(refused),
+        len(found.rows),
+        what,
+        ", ".join(f"{n} {status}" for status, n in sorted(counts.items())),
+        "; ".join(f"{(r.id or '?')[:12]}: {r.reason}" for r in refused[:3])
+        + ("; ..." if len(refused) > 3 else ""),
+    )
+
+
+def admitted(value: Any) -> list[Report]:
+    """What the ``trust_reports`` channel takes from one write: the gate-sealed reports.
+    Anything else (a report another node or the caller's input wrote, an edited one,
+    something that is not a report, an ``Overwrite`` of the log) is refused, with a
+    warning: the channel holds gate reports only."""
+    found = ReportList()
+    for item in _items(value):
+        status, reason = report_seal.check(_body(item))
+        report: Report | None = None
+        if status == "sealed":
+            try:
+                report = Report.coerce(item)
+            except ValidationError as exc:
+                status, reason = "unreadable", f"not a report ({exc.error_count()} error(s))"
+        found.rows.append(_row(_body(item), status, reason, report))
+        if report is not None:
+            found.append(report)
+    if found.refused:
+        _warn_refused(found, "writes to trust_reports (not written by a gate)")
+    return list(found)
+
+
 def add_reports(left: Sequence[Any] | None, right: Any) -> list[Report]:
-    """Append-only reducer for ``trust_reports``; rebuilds dict forms into Reports."""
-    return _coerce_list(left) + _coerce_list(right)
+    """The ``trust_reports`` reducer: appends the gate-sealed reports of ``right`` (a
+    report already held, by id, is replaced: the same crossing delivered again)."""
+    return _merge(_coerce_list(left), admitted(right))
+
+
+def _merge(held: list[Report], fresh: list[Report]) -> list[Report]:
+    if not fresh:
+        return held
+    out = list(held)
+    at = {r.id: i for i, r in enumerate(out)}
+    for r in fresh:
+        if r.id in at:
+            out[at[r.id]] = r
+        else:
+            at[r.id] = len(out)
+            out.append(r)
+    return out
 
 
 class ReportLog(BinaryOperatorAggregate[list[Report]]):
-    """The ``trust_reports`` channel: an append log checkpointed as plain JSON dicts.
+    """The ``trust_reports`` channel: an append log of gate-sealed reports, checkpointed
+    as plain JSON dicts.
 
-    The JSON form of each report is computed once and reused: LangGraph snapshots
-    every channel at every step, and the log only ever grows.
+    Every write goes through :func:`add_reports` (an ``Overwrite`` too: it is not a
+    report, so it is refused), so only reports a gate sealed get in. The JSON form of
+    each report is computed once and reused: LangGraph snapshots every channel at every
+    step, and the log only ever grows.
     """
 
     def __init__(self, typ: Any = list, operator: Any = add_reports) -> None:
         super().__init__(list, add_reports)
         self._json_src: list[Report] = []
         self._json: list[dict[str, Any]] = []
+
+    def update(self, values: Sequence[Any]) -> bool:
+        fresh = [r for value in values for r in admitted(value)]
+        if not fresh:
+            return False
+        self.value = _merge(_coerce_list(self.value if isinstance(self.value, list) else []), fresh)
+        return True
 
     def checkpoint(self) -> Any:
         value: Any = super().checkpoint()
@@ -311,32 +511,33 @@ class TrustReportsState(TypedDict, total=False):
     trust_reports: TrustReports
 
 
-def reports_from_state(state: Any) -> list[Report]:
-    """The reports in a state dict/snapshot values, typed."""
+def reports_from_state(state: Any) -> ReportList:
+    """The gate-sealed reports in a state dict or snapshot, typed (the others are in the
+    result's ``refused``)."""
     if state is None:
-        return []
+        return ReportList()
     # A plain dict state has a ``values`` *method*; only a snapshot has ``values`` data.
     values = state if isinstance(state, Mapping) else getattr(state, "values", state)
     if isinstance(values, Mapping):
-        return _coerce_list(values.get(REPORTS_KEY))
-    return _coerce_list(getattr(values, REPORTS_KEY, None))
+        return sorted_out(_items(values.get(REPORTS_KEY)))
+    return sorted_out(_items(getattr(values, REPORTS_KEY, None)))
 
 
-def _from_channel(item: Any) -> list[Report]:
-    return _coerce_list((item.checkpoint.get("channel_values") or {}).get(REPORTS_KEY))
+def _from_channel(item: Any) -> list[Any]:
+    return _items((item.checkpoint.get("channel_values") or {}).get(REPORTS_KEY))
 
 
-def _from_writes(item: Any) -> list[Report]:
+def _from_writes(item: Any) -> list[Any]:
     """Reports kept beside the step's tasks: a crossing that halted, and every crossing
     of a graph whose state is one root value (no channel to hold them)."""
-    found: list[Report] = []
+    found: list[Any] = []
     for write in getattr(item, "pending_writes", None) or ():
         if len(write) >= 3 and write[1] == REPORTS_KEY:
-            found += _coerce_list(write[2])
+            found += _items(write[2])
     return found
 
 
-def _from_tuple(item: Any) -> list[Report]:
+def _from_tuple(item: Any) -> list[Any]:
     return _from_channel(item) + _from_writes(item)
 
 
@@ -354,11 +555,11 @@ def _scope(graph: Any, config: RunnableConfig) -> tuple[Any, RunnableConfig, boo
     return saver, {"configurable": {"thread_id": str(conf["thread_id"])}}, True
 
 
-def _collect(items: Any, whole: bool) -> list[Report]:
+def _collect(items: Any, whole: bool, thread: str | None) -> ReportList:
     """The channel of the latest checkpoint of each namespace (it accumulates), and the
     reports kept beside the tasks of every checkpoint."""
-    latest: dict[str, list[Report]] = {}
-    aside: list[Report] = []
+    latest: dict[str, list[Any]] = {}
+    aside: list[Any] = []
     for item in items:
         ns = (item.config.get("configurable") or {}).get("checkpoint_ns") or ""
         if ns not in latest:  # newest first: the first seen is the latest
@@ -366,26 +567,40 @@ def _collect(items: Any, whole: bool) -> list[Report]:
         aside += _from_writes(item)
         if not whole:
             break
-    return _merged([], [r for rs in latest.values() for r in rs] + aside)
+    return _merged([b for bs in latest.values() for b in bs] + aside, thread)
 
 
-def _merged(own: list[Report], extra: list[Report]) -> list[Report]:
-    seen: set[str] = set()
-    out: list[Report] = []
-    for r in [*own, *extra]:
-        if r.id not in seen:
-            seen.add(r.id)
-            out.append(r)
-    return sorted(out, key=lambda r: r.finished_at)
+def _merged(items: list[Any], thread: str | None) -> ReportList:
+    """One entry per report id (the latest delivery of a crossing kept), checked,
+    oldest first."""
+    by_id: dict[Any, Any] = {}
+    odd: list[Any] = []
+    for item in items:
+        body = _body(item)
+        ident = body.get("id") if isinstance(body, Mapping) else None
+        if not isinstance(ident, str):
+            odd.append(item)
+        elif ident not in by_id or _deliveries(body) > _deliveries(_body(by_id[ident])):
+            by_id[ident] = item
+    found = sorted_out([*by_id.values(), *odd], thread)
+    rows = sorted(found.rows, key=lambda r: (r.report is None, r.report and r.report.finished_at))
+    return ReportList(rows)
 
 
-def reports(graph: Any, config: RunnableConfig) -> list[Report]:
-    """Every report of the thread in ``config``, oldest first.
+def _deliveries(body: Any) -> int:
+    value = body.get("deliveries", 1) if isinstance(body, Mapping) else 1
+    return value if isinstance(value, int) else 1
+
+
+def reports(graph: Any, config: RunnableConfig) -> ReportList:
+    """Every report the gates of the thread in ``config`` wrote, oldest first.
 
     Reads the checkpoints, so it needs a graph compiled with a checkpointer: the
     ``trust_reports`` channel (hidden from the graph's output unless the state schema
     declares it), the reports of crossings that halted (kept with the failed task),
-    and those of gates inside subgraphs.
+    and those of gates inside subgraphs. Only reports a gate sealed are returned; an
+    entry another node, the caller's input or an edit of the checkpoint put there is
+    in the result's ``refused`` (with the reason), never shown as a crossing.
 
     Example:
         ```python
@@ -398,19 +613,26 @@ def reports(graph: Any, config: RunnableConfig) -> list[Report]:
     if scope is None:
         return reports_from_state(graph.get_state(config))
     saver, cfg, whole = scope
+    thread = _thread(cfg)
     if whole:
-        return _collect(saver.list(cfg), True)
+        return _collect(saver.list(cfg), True, thread)
     item = saver.get_tuple(cfg)
-    return [] if item is None else _merged([], _from_tuple(item))
+    return ReportList() if item is None else _merged(_from_tuple(item), thread)
 
 
-async def areports(graph: Any, config: RunnableConfig) -> list[Report]:
+async def areports(graph: Any, config: RunnableConfig) -> ReportList:
     """Async :func:`reports`."""
     scope = _scope(graph, config)
     if scope is None:
         return reports_from_state(await graph.aget_state(config))
     saver, cfg, whole = scope
+    thread = _thread(cfg)
     if whole:
-        return _collect([item async for item in saver.alist(cfg)], True)
+        return _collect([item async for item in saver.alist(cfg)], True, thread)
     item = await saver.aget_tuple(cfg)
-    return [] if item is None else _merged([], _from_tuple(item))
+    return ReportList() if item is None else _merged(_from_tuple(item), thread)
+
+
+def _thread(config: Mapping[str, Any]) -> str | None:
+    value = (config.get("configurable") or {}).get("thread_id")
+    return None if value is None else str(value)

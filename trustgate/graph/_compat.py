@@ -244,11 +244,6 @@ def _graph_ns(ns: str) -> str:
     return ns.rsplit(k.NS_SEP, 1)[0] if k.NS_SEP in ns else ""
 
 
-def graph_namespace(config: Mapping[str, Any]) -> str:
-    """The checkpoint namespace of the graph the running task belongs to."""
-    return _graph_ns(str(conf(config).get(_k().CONFIG_KEY_CHECKPOINT_NS) or ""))
-
-
 def serde(config: Mapping[str, Any] | None) -> Any:
     """The run's checkpoint serializer (with the graph's allow-list of state types under
     strict msgpack), or LangGraph's default when the run has no checkpointer."""

@@ -19,7 +19,7 @@ from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
 
 from trustgate._gate import TrustGate
-from trustgate._report import REPORTS_KEY, TrustReports
+from trustgate._report import REPORTS_KEY, ReportLog, TrustReports
 from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.graph import _compat
 from trustgate.graph._node import GuardedNode, runnable
@@ -180,10 +180,18 @@ def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]
     _compat.check_builder(builder)
     new = _compat.copy_builder(builder, GuardedStateGraph)
     root = _compat.is_root_graph(builder)
-    if REPORTS_KEY not in _compat.channels(new) and not root:
+    declared = _compat.channels(new).get(REPORTS_KEY)
+    if declared is None and not root:
         _compat.add_channels(
             new,
             TypedDict("TrustgateReports", {REPORTS_KEY: TrustReports}, total=False),  # type: ignore[operator]
+        )
+    elif declared is not None and not isinstance(declared, ReportLog):
+        # another reducer would take any node's or the input's "reports" as crossings
+        raise ConfigurationError(
+            f"the state schema declares {REPORTS_KEY!r} as {type(declared).__name__}; "
+            f"declare it as trustgate.graph.TrustReports (it admits only gate reports), "
+            "or leave it out and guard() adds it"
         )
     keys = [k for k in _compat.channels(new) if k != REPORTS_KEY]
     message_keys = _compat.message_keys(new)

@@ -78,7 +78,7 @@ from langgraph.types import Command
 
 from trustgate._gate import ChainResult, Context, GateResult, TrustGate, adrive, drive, run_chain
 from trustgate._output import NodeOutput, without_tool_calls
-from trustgate._report import REPORTS_KEY, Report, ReportLog, for_stream
+from trustgate._report import REPORTS_KEY, Report, ReportLog, for_stream, gate_json
 from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.graph import _compat
 from trustgate.graph._node import HaltedInGraph, withhold
@@ -106,7 +106,7 @@ def _emit(runtime: Any, report: Report) -> None:
 
 
 def _report_writes(reports: Sequence[Report]) -> list[tuple[str, Any]]:
-    return [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
+    return [(REPORTS_KEY, gate_json(reports))]
 
 
 def _blocked_message(call: Mapping[str, Any], results: Sequence[GateResult]) -> ToolMessage:
@@ -328,9 +328,7 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
             if structured is not None and before is not None and structured != before:
                 messages = _rederived(messages, before, structured)
             out = ModelResponse(result=messages, structured_response=structured)
-        reports: Command[Any] = Command(
-            update={REPORTS_KEY: [r.to_json_dict() for r in chain.reports]}
-        )
+        reports: Command[Any] = Command(update={REPORTS_KEY: gate_json(chain.reports)})
         return ExtendedModelResponse(model_response=out, command=reports)
 
     def wrap_model_call(
@@ -407,7 +405,7 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
         runtime = getattr(request, "runtime", None)
         for r in results:
             _emit(runtime, r.report)
-        reports = [r.report.to_json_dict() for r in results]
+        reports = gate_json(r.report for r in results)
         if outcome is None:
             message = _blocked_message(request.tool_call, results)
             return Command(update={"messages": [message], REPORTS_KEY: reports})

@@ -39,7 +39,7 @@ from trustgate._gate import (
     run_verifier,
 )
 from trustgate._output import NodeOutput
-from trustgate._report import REPORTS_KEY, Report, for_stream
+from trustgate._report import REPORTS_KEY, Report, for_stream, gate_json
 from trustgate.errors import ConfigurationError, GateHalted, ReviewSealError
 from trustgate.graph import _compat
 from trustgate.graph._streams import Feedback, StreamHold, stop_collecting
@@ -219,7 +219,7 @@ _Effect = tuple[str, Any]
 
 
 def _report_writes(reports: Sequence[Report]) -> list[tuple[str, Any]]:
-    return [(REPORTS_KEY, [r.to_json_dict() for r in reports])]
+    return [(REPORTS_KEY, gate_json(reports))]
 
 
 def _persisted(arg: Sequence[Any]) -> list[tuple[str, Any]]:
@@ -864,7 +864,7 @@ class GuardedNode:
         ``trust_reports`` (they were made durable beside the task before the release;
         a graph whose state is one root value has no channel for them)."""
         if not self.root:
-            _compat.send(config, [(REPORTS_KEY, [r.to_json_dict() for r in reports])])
+            _compat.send(config, [(REPORTS_KEY, gate_json(reports))])
 
     # -- the loop: written once, driven sync or async --------------------------------
 

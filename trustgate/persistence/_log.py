@@ -51,13 +51,13 @@ import threading
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar, Literal, NamedTuple, TypeAlias
+from typing import Any, ClassVar, NamedTuple
 
 from pydantic import ValidationError
 
-from trustgate._report import Report
+from trustgate import _report_seal as report_seal
+from trustgate._report import LoggedRow, Report, ReportList, RowStatus
 from trustgate.errors import ConfigurationError, InputError
 from trustgate.evidence.keys import KeyArg, SealKey, resolve_key
 
@@ -93,8 +93,6 @@ COLUMNS = (
     "seal",
 )
 """The report log's columns, in the order every backend selects them."""
-
-RowStatus: TypeAlias = Literal["sealed", "unsealed", "forged", "unreadable"]
 
 
 class ReportRow(NamedTuple):
@@ -148,54 +146,6 @@ def _seal_payload(
     return json.dumps(envelope, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
         "utf-8"
     )
-
-
-@dataclass(frozen=True, slots=True)
-class LoggedRow:
-    """One row of the report log as read back, and whether its seal holds.
-
-    ``report`` is set only when the row is ``sealed``; the other fields are what the
-    row's columns *say* (``decision`` included), shown so a reviewer can find the row,
-    never vouched for unless sealed. ``reason`` says why a row is not sealed.
-    """
-
-    status: RowStatus
-    id: str | None
-    thread_id: str | None = None
-    gate: str | None = None
-    node: str | None = None
-    decision: str | None = None
-    finished_at: str | None = None
-    reason: str | None = None
-    report: Report | None = None
-
-    @property
-    def sealed(self) -> bool:
-        return self.status == "sealed"
-
-
-class ReportList(list[Report]):
-    """What :meth:`ReportHistory.history` returns: the sealed reports, oldest first.
-
-    ``rows`` is every row the query read, in order, with its :class:`LoggedRow`
-    status; ``refused`` the rows that are not shown as reports (unsealed, forged or
-    unreadable), each with its reason.
-
-    Example:
-        ```python
-        found = db.history(thread="t1")
-        for row in found.refused:
-            print("NOT SEALED", row.id, row.status, row.reason)
-        ```
-    """
-
-    def __init__(self, rows: Iterable[LoggedRow] = ()) -> None:
-        self.rows: list[LoggedRow] = list(rows)
-        super().__init__(r.report for r in self.rows if r.report is not None)
-
-    @property
-    def refused(self) -> list[LoggedRow]:
-        return [r for r in self.rows if not r.sealed]
 
 
 class _Unreadable(Exception):
@@ -308,18 +258,26 @@ def _row_deliveries(row: ReportRow) -> int:
 
 
 def _as_report(item: Any) -> Report | None:
+    """The report a gate wrote, or ``None`` (with a warning) for anything else under the
+    channel's name: a value that is not a report, or a report no gate sealed (written
+    by another node or the caller's input, or edited in a checkpoint). Logging those
+    would put them in an audit trail as crossings; dropping them silently would hide
+    them."""
+    body = item.to_json_dict() if isinstance(item, Report) else item
+    status, reason = report_seal.check(body)
+    if status != "sealed":
+        ident = body.get("id") if isinstance(body, Mapping) else None
+        logger.warning(
+            "trust_reports holds %s that is not logged (%s): %s",
+            f"report {str(ident)[:12]!r}" if isinstance(ident, str) else "a value",
+            status,
+            reason,
+        )
+        return None
     try:
         return Report.coerce(item)
     except (ValidationError, TypeError, ValueError) as exc:
-        # Not a report: the trust_reports channel holds only what gates write, so
-        # this is someone else's value under our channel name. Logging it as a
-        # report would put junk in an audit trail; dropping it silently would hide
-        # it. Say so, and keep logging the others.
-        logger.warning(
-            "trust_reports holds a value that is not a crossing report (%s); not logged: %s",
-            type(item).__name__,
-            exc,
-        )
+        logger.warning("a sealed trust_reports entry is not a report; not logged: %s", exc)
         return None
 
 

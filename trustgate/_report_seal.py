@@ -1,0 +1,106 @@
+"""Reports come only from gates: the seal a gate puts on every report it writes.
+
+Why: ``trust_reports`` is an ordinary state key. Any node can return a value for it,
+and when the schema declares it so can the caller's input (a deployed graph takes its
+input from clients); the report log fills itself from what the checkpoints hold. A
+report saying ``pass`` is worth something only if a gate wrote it. So the gate seals
+each report it writes (an HMAC-SHA256 over the report's canonical JSON, under the
+ledger key of :mod:`trustgate.evidence.keys`), and everything that takes reports in
+checks the seal:
+
+* the ``trust_reports`` channel refuses a write whose seal does not hold (a report from
+  another node, from the input, from ``update_state``, an ``Overwrite`` of the log);
+* :func:`trustgate.reports` returns only sealed reports and lists the others in its
+  result's ``refused``;
+* the report log records only sealed reports.
+
+The key is the configured ledger key (``TRUSTGATE_LEDGER_KEY`` or
+``TRUSTGATE_LEDGER_KEY_FILE``), or a random key of this process when none is set. A
+random key cannot vouch for another process's reports: a thread read after a restart
+or resumed by another worker needs the configured key, and the reports it cannot
+verify are listed as refused (``unsealed``, "sealed under another key") with a
+warning that says so, never shown as crossings.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any, Literal, TypeAlias
+
+from trustgate.evidence.keys import KEY_ENV, KEY_FILE_ENV, SealKey, resolve_key
+
+__all__ = ["SEAL_FIELD", "SealStatus", "check", "report_key", "seal"]
+
+logger = logging.getLogger(__name__)
+
+SEAL_FIELD = "seal"
+_CONTEXT = b"trustgate-gate-report-v1\x00"
+
+SealStatus: TypeAlias = Literal["sealed", "unsealed", "forged", "unreadable"]
+
+_keys: dict[tuple[str | None, str | None], SealKey] = {}
+_keys_lock = threading.Lock()
+
+
+def report_key() -> SealKey:
+    """The key gates seal under: the configured ledger key, else one random key for
+    this process (kept, so every gate and reader of the process agrees)."""
+    where = (os.environ.get(KEY_ENV) or None, os.environ.get(KEY_FILE_ENV) or None)
+    key = _keys.get(where)
+    if key is None:
+        with _keys_lock:
+            key = _keys.get(where)
+            if key is None:
+                key = resolve_key(None)
+                if key.origin == "random":
+                    logger.info(
+                        "no ledger key configured: reports are sealed under a key of this "
+                        "process only (set %s so other workers and restarts can verify them)",
+                        KEY_ENV,
+                    )
+                _keys[where] = key
+    return key
+
+
+def _canonical(body: Mapping[str, Any]) -> bytes:
+    unsealed = {k: v for k, v in body.items() if k != SEAL_FIELD}
+    text = json.dumps(
+        unsealed, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
+    )
+    return text.encode("utf-8", "surrogatepass")
+
+
+def seal(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` (a report's JSON form) with the gate's seal set, in place."""
+    key = report_key()
+    body[SEAL_FIELD] = f"{key.key_id}:{key.mac(_CONTEXT, _canonical(body))}"
+    return body
+
+
+def check(body: Any) -> tuple[SealStatus, str | None]:
+    """Whether a gate of this deployment wrote ``body`` (a report's JSON form), and if
+    not, why not."""
+    if not isinstance(body, Mapping):
+        return "unreadable", f"a {type(body).__name__} where a report belongs"
+    given = body.get(SEAL_FIELD)
+    if not isinstance(given, str) or not given:
+        return "unsealed", "it carries no gate seal: no gate wrote it"
+    key_id, _, mac = given.partition(":")
+    key = report_key()
+    if key_id != key.key_id:
+        return "unsealed", (
+            f"it is sealed under another key (key id {key_id!r}): written by a process "
+            f"with another ledger key, or by none (configure {KEY_ENV} for every worker)"
+        )
+    try:
+        payload = _canonical(body)
+    except (TypeError, ValueError) as exc:
+        return "unreadable", f"it cannot be read as a report: {exc}"
+    if not hmac.compare_digest(mac, key.mac(_CONTEXT, payload)):
+        return "forged", "it does not match its seal: edited after a gate wrote it"
+    return "sealed", None
