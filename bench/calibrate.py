@@ -37,9 +37,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from trustgate.evidence.record import Record  # noqa: E402
-from trustgate.verifiers.draft import verify_draft  # noqa: E402
-from trustgate.verifiers.figures import FiguresRule  # noqa: E402
-from trustgate.verifiers.rules import DEFAULT_RULES  # noqa: E402
+from trustgate.verifiers.drafts.figures import FiguresRule  # noqa: E402
+from trustgate.verifiers.drafts.rules import DEFAULT_RULES  # noqa: E402
+from trustgate.verifiers.drafts.verify import verify_draft  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus" / "draft_sentences.jsonl"
 HELDOUT = ROOT / "tests" / "corpus" / "heldout_sentences.jsonl"

@@ -34,9 +34,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from trustgate.evidence.record import Record  # noqa: E402
-from trustgate.verifiers import _claims, _triggers  # noqa: E402
-from trustgate.verifiers._text import read  # noqa: E402
-from trustgate.verifiers.draft import verify_draft  # noqa: E402
+from trustgate.verifiers.drafts import _grammar as _claims  # noqa: E402
+from trustgate.verifiers.drafts import _triggers  # noqa: E402
+from trustgate.verifiers.drafts._text import read  # noqa: E402
+from trustgate.verifiers.drafts.verify import verify_draft  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
 THRESHOLDS = (0.7, 0.8, 0.9, 0.95)

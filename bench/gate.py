@@ -37,7 +37,7 @@ from trustgate import EvidenceSources, Finding, FromKey, FunctionVerifier, Trust
 from trustgate.contracts import Brief, EvidenceSet, check_citations, check_integrity
 from trustgate.files import FileCitation, SelfReport, Workspace
 from trustgate.verifiers.base import Evidence
-from trustgate.verifiers.files import CitationReplay
+from trustgate.verifiers.files.checks import CitationReplay
 
 RUNS, ROUNDS = 40, 15
 PREVIOUS = {"sync": (400e-6, 460e-6), "async": (560e-6, 910e-6)}

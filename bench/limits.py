@@ -33,9 +33,9 @@ from trustgate._claims import parse_manifest
 from trustgate.errors import ClaimTooLarge
 from trustgate.evidence.brief import Brief, EvidenceSet
 from trustgate.evidence.workspace import _RACY_NS, Workspace
-from trustgate.verifiers.citations import replay_manifest
-from trustgate.verifiers.contract import check_citations
-from trustgate.verifiers.integrity import check_integrity
+from trustgate.verifiers.contracts.citations import check_citations
+from trustgate.verifiers.files.citations import replay_manifest
+from trustgate.verifiers.integrity.check import check_integrity
 
 REPEATS = 3
 

@@ -35,7 +35,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from trustgate.evidence.record import Record  # noqa: E402
-from trustgate.verifiers.draft import verify_draft  # noqa: E402
+from trustgate.verifiers.drafts.verify import verify_draft  # noqa: E402
 
 TARGET_BYTES = 1_000_000
 BARE_SPLIT = re.compile(r"(?<=[.!?])\s+")

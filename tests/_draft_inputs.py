@@ -132,7 +132,7 @@ def honest_drafts() -> list[tuple[str, Record]]:
 
 
 def lexicon_examples() -> list[str]:
-    from trustgate.verifiers._claims import lexicon
+    from trustgate.verifiers.drafts._grammar import lexicon
 
     return [s for _, _, pos, neg in lexicon().entries for s in (pos, neg)]
 

@@ -1426,7 +1426,7 @@ def test_model_verifier_that_answers_prose() -> None:
     prose never reaches the graph's streams either."""
     from trustgate.testing import lying_model
     from trustgate.verifiers.base import EvidenceSources
-    from trustgate.verifiers.blind import ModelVerifier
+    from trustgate.verifiers.contracts.blind import ModelVerifier
 
     prose = "This draft reads well to me and I would ship it."
     judge = lying_model(prose, repeat_last=True)
@@ -1463,7 +1463,7 @@ def test_model_verifier_that_answers_prose() -> None:
 def test_huge_output_with_the_lie_at_the_end(policy: str) -> None:
     from trustgate.evidence.record import Record
     from trustgate.verifiers.base import EvidenceSources
-    from trustgate.verifiers.rules import DraftSentence, SentenceRule
+    from trustgate.verifiers.drafts.rules import DraftSentence, SentenceRule
 
     filler = "The deploy went out on time. " * 40_000  # 1.16 M characters, over the draft cap
     huge = filler + LIE_TEXT

@@ -69,7 +69,7 @@ from trustgate.policies import (
 )
 from trustgate.readers import FunctionReader, LastAIText, ToolCallArgs
 from trustgate.verifiers.base import EvidenceSources, FunctionVerifier
-from trustgate.verifiers.rules import DraftSentence, SentenceRule
+from trustgate.verifiers.drafts.rules import DraftSentence, SentenceRule
 
 pytestmark = pytest.mark.bypass
 

@@ -54,7 +54,7 @@ from trustgate.policies import (
 )
 from trustgate.readers import FromKey, LastAIText, ToolCallArgs
 from trustgate.verifiers.base import EvidenceSources, FunctionVerifier
-from trustgate.verifiers.rules import DraftSentence, SentenceRule
+from trustgate.verifiers.drafts.rules import DraftSentence, SentenceRule
 
 pytestmark = pytest.mark.bypass
 

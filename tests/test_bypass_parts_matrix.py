@@ -36,7 +36,7 @@ from trustgate.policies import (
     Review,
 )
 from trustgate.readers import FromKey, LastAIText, ToolCallArgs
-from trustgate.verifiers.rules import DraftSentence, SentenceRule
+from trustgate.verifiers.drafts.rules import DraftSentence, SentenceRule
 
 pytestmark = pytest.mark.bypass
 

@@ -73,7 +73,7 @@ def test_the_report_streamed_on_a_halt_does_not_carry_the_lie(
 def _redacting_gate() -> TrustGate:
     from trustgate.evidence.record import Record
     from trustgate.verifiers.base import EvidenceSources
-    from trustgate.verifiers.rules import DraftSentence, SentenceRule
+    from trustgate.verifiers.drafts.rules import DraftSentence, SentenceRule
 
     class LieRule(SentenceRule):
         name = "unsupported"

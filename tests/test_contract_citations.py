@@ -421,10 +421,10 @@ def test_property_arbitrary_text_never_crashes_and_is_deterministic(text: str) -
     "module",
     [
         "trustgate.evidence.brief",
-        "trustgate.verifiers.citation_patterns",
-        "trustgate.verifiers.contract",
-        "trustgate.verifiers.verdict",
-        "trustgate.verifiers.integrity",
+        "trustgate.verifiers.contracts.patterns",
+        "trustgate.verifiers.contracts.citations",
+        "trustgate.verifiers.contracts.verdict",
+        "trustgate.verifiers.integrity.check",
     ],
 )
 def test_docstring_examples_run(module: str) -> None:

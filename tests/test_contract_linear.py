@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trustgate.contracts import Brief, EvidenceSet, check_citations, check_integrity
-from trustgate.verifiers.citation_patterns import extract_citations
-from trustgate.verifiers.contract import _faithful, _quote_after, _quote_before
+from trustgate.verifiers.contracts.citations import _faithful, _quote_after, _quote_before
+from trustgate.verifiers.contracts.patterns import extract_citations
 
 pytestmark = pytest.mark.unit
 

@@ -29,9 +29,9 @@ from _draft_inputs import RECORD, all_inputs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trustgate.verifiers.draft import DraftVerdict, verify_draft
-from trustgate.verifiers.figures import FiguresRule
-from trustgate.verifiers.rules import DEFAULT_RULES
+from trustgate.verifiers.drafts.figures import FiguresRule
+from trustgate.verifiers.drafts.rules import DEFAULT_RULES
+from trustgate.verifiers.drafts.verify import DraftVerdict, verify_draft
 
 SNAPSHOT = Path(__file__).parent / "corpus" / "verdict_snapshot.json"
 WITH_FIGURES = (*DEFAULT_RULES, FiguresRule())
@@ -94,7 +94,7 @@ if __name__ == "__main__":
 
 
 def _vocabulary() -> list[str]:
-    from trustgate.verifiers._claims import lexicon
+    from trustgate.verifiers.drafts._grammar import lexicon
 
     lex = lexicon()
     out = set(lex.verbs) | {w for ws in lex.words.values() for w in ws}
@@ -177,7 +177,7 @@ def _drafts(draw: st.DrawFn) -> str:
     return "".join((w.capitalize() if cap else w) + glue for w, glue, cap in parts)
 
 
-# More when a change to the readings (trustgate/verifiers/_claims.py) or to the
+# More when a change to the readings (trustgate/verifiers/drafts/_grammar.py) or to the
 # pre-scan (_triggers.py) is being checked: TRUSTGATE_EQUIVALENCE_EXAMPLES=20000.
 _EXAMPLES = int(os.environ.get("TRUSTGATE_EQUIVALENCE_EXAMPLES", "1500"))
 
@@ -186,7 +186,7 @@ _EXAMPLES = int(os.environ.get("TRUSTGATE_EQUIVALENCE_EXAMPLES", "1500"))
 @given(_drafts())
 def test_reading_candidates_only_changes_no_verdict(draft: str) -> None:
     """Skipping the sentences no reading could fire on is a speed-up only."""
-    from trustgate.verifiers import draft as module
+    from trustgate.verifiers.drafts import verify as module
 
     fast = canonical(verify_draft(draft, RECORD))
     module._EXHAUSTIVE = True
@@ -203,7 +203,7 @@ def test_the_garbage_collector_runs_again_after_a_verdict() -> None:
 
     import pytest
 
-    from trustgate.verifiers.rules import SentenceRule
+    from trustgate.verifiers.drafts.rules import SentenceRule
 
     class Broken(SentenceRule):
         name = code = "broken"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from trustgate.drafts import DEFAULT_RULES, Record, verify_draft
-from trustgate.verifiers.relevance import CitationRelevanceRule
+from trustgate.verifiers.drafts.relevance import CitationRelevanceRule
 
 pytestmark = pytest.mark.unit
 

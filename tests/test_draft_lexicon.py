@@ -1,7 +1,7 @@
 """The draft rules' vocabulary is a reviewed lexicon; every entry proves itself.
 
-Each entry of trustgate/lexicons/draft.txt carries a sentence it must get deleted and a
-sentence using the same word that must survive. Both run here through
+Each entry of trustgate/verifiers/drafts/lexicon/draft.txt carries a sentence it must
+get deleted and a sentence using the same word that must survive. Both run here through
 ``verify_draft``, uncited, the way the calibration scores sentences: an entry whose
 examples fail is either wrong or documents a reading the rules do not have.
 """
@@ -14,7 +14,7 @@ import pytest
 
 from trustgate import ConfigurationError
 from trustgate.drafts import Record, verify_draft
-from trustgate.verifiers._claims import Reading, analyse, lexicon, parse_lexicon
+from trustgate.verifiers.drafts._grammar import Reading, analyse, lexicon, parse_lexicon
 
 pytestmark = pytest.mark.unit
 
@@ -22,7 +22,11 @@ ENTRIES = lexicon().entries
 
 
 def test_lexicon_is_small_and_every_entry_has_both_examples() -> None:
-    text = resources.files("trustgate.lexicons").joinpath("draft.txt").read_text("utf-8")
+    text = (
+        resources.files("trustgate.verifiers.drafts.lexicon")
+        .joinpath("draft.txt")
+        .read_text("utf-8")
+    )
     assert len(text.encode("utf-8")) < 75_000  # the old causal + hedge lexicons
     assert len(ENTRIES) >= 300
     for kind, term, positive, negative in ENTRIES:

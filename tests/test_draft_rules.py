@@ -265,7 +265,7 @@ def test_figures_rule_accepts_quoted_derived_absent_and_uncited(sentence: str) -
 
 
 def test_shipped_lexicon_is_package_data() -> None:
-    files = resources.files("trustgate.lexicons")
+    files = resources.files("trustgate.verifiers.drafts.lexicon")
     assert files.joinpath("draft.txt").is_file()
     # the regular-expression lexicons the shipped rules used to read are gone
     for old in ("causal", "hedge"):
@@ -339,7 +339,7 @@ def test_anchor_dispatch_never_changes_a_verdict() -> None:
     import re
     from pathlib import Path
 
-    from trustgate.verifiers.rules import normalise
+    from trustgate.verifiers.drafts.rules import normalise
 
     corpus = Path(__file__).parent / "corpus" / "draft_sentences.jsonl"
     texts = [json.loads(line)["text"] for line in corpus.read_text("utf-8").splitlines()]

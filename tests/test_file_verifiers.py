@@ -12,7 +12,7 @@ from trustgate import ConfigurationError
 from trustgate.files import InMemoryLedger, Workspace
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import Evidence, Verifier
-from trustgate.verifiers.files import ChangeCheck, CitationReplay, GroundingCheck, HashCheck
+from trustgate.verifiers.files.checks import ChangeCheck, CitationReplay, GroundingCheck, HashCheck
 
 pytestmark = pytest.mark.unit
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from trustgate.drafts import Record, answer_gap, verify_draft
 from trustgate.errors import InputError
-from trustgate.verifiers.gaps import GAP_LABEL, TEMPLATE_WORDS, gap_question
+from trustgate.verifiers.drafts.gaps import GAP_LABEL, TEMPLATE_WORDS, gap_question
 
 pytestmark = pytest.mark.unit
 

@@ -21,8 +21,8 @@ from trustgate.policies import Caveat, Rerender
 from trustgate.readers import LastAIText
 from trustgate.testing import ScriptedChatModel, honest_model, lying_model
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
-from trustgate.verifiers.blind import ModelVerifier
-from trustgate.verifiers.contract import check_citations
+from trustgate.verifiers.contracts.blind import ModelVerifier
+from trustgate.verifiers.contracts.citations import check_citations
 
 pytestmark = pytest.mark.unit
 

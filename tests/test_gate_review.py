@@ -128,7 +128,7 @@ def test_resume_reuses_the_reviewed_findings(saver: BaseCheckpointSaver[Any]) ->
     from trustgate.evidence.brief import Brief
     from trustgate.readers import FromKey
     from trustgate.verifiers.base import EvidenceSources
-    from trustgate.verifiers.blind import ModelVerifier
+    from trustgate.verifiers.contracts.blind import ModelVerifier
 
     judge = lying_model('{"pass": false, "issues": ["summary contradicts judgment 1"]}')
     gate = TrustGate(

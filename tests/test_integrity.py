@@ -15,7 +15,7 @@ from trustgate.contracts import (
 )
 from trustgate.errors import InputError
 from trustgate.testing import honest_model, lying_model
-from trustgate.verifiers.integrity import find_prices, find_urls
+from trustgate.verifiers.integrity.check import find_prices, find_urls
 
 pytestmark = pytest.mark.unit
 

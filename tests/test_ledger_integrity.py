@@ -22,8 +22,8 @@ from trustgate.evidence.artifacts import artifact_id
 from trustgate.evidence.ledger import EPHEMERAL_KEY, KEY_ENV, KEY_FILE_ENV, ArtifactLedger
 from trustgate.files import Locator, SqliteLedger, Workspace, acquire_external
 from trustgate.verifiers.base import Evidence
-from trustgate.verifiers.files import GroundingCheck
-from trustgate.verifiers.trust import meets_trust_bar
+from trustgate.verifiers.files.checks import GroundingCheck
+from trustgate.verifiers.files.trust import meets_trust_bar
 
 pytestmark = pytest.mark.integration  # real PostgreSQL
 

@@ -17,10 +17,10 @@ from trustgate.errors import ClaimParseError, ClaimTooLarge, InputError
 from trustgate.evidence.brief import Brief, EvidenceSet
 from trustgate.evidence.workspace import Workspace
 from trustgate.verifiers.base import Evidence
-from trustgate.verifiers.citations import replay_manifest
-from trustgate.verifiers.contract import check_citations
-from trustgate.verifiers.files import CitationReplay
-from trustgate.verifiers.integrity import check_integrity
+from trustgate.verifiers.contracts.citations import check_citations
+from trustgate.verifiers.files.checks import CitationReplay
+from trustgate.verifiers.files.citations import replay_manifest
+from trustgate.verifiers.integrity.check import check_integrity
 
 pytestmark = pytest.mark.unit
 
@@ -157,7 +157,7 @@ def test_contract_checks_refuse_drafts_past_the_cap(monkeypatch: pytest.MonkeyPa
 
 
 def test_file_verifiers_refuse_claims_past_the_caps(tmp_path: Path) -> None:
-    from trustgate.verifiers.files import ChangeCheck, GroundingCheck, HashCheck
+    from trustgate.verifiers.files.checks import ChangeCheck, GroundingCheck, HashCheck
 
     ev = Evidence(workspace=_ws(tmp_path))
     locator = {"path": "a.py", "start_line": 1}

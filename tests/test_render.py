@@ -14,7 +14,7 @@ from trustgate.evidence.ledger import InMemoryLedger
 from trustgate.evidence.record import Record
 from trustgate.evidence.workspace import Workspace
 from trustgate.pipelines import code_review
-from trustgate.verifiers.draft import verify_draft
+from trustgate.verifiers.drafts.verify import verify_draft
 
 pytestmark = pytest.mark.unit
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trustgate.verifiers.segment import Segment, segment, sentences
+from trustgate.verifiers.drafts.segment import Segment, segment, sentences
 
 pytestmark = pytest.mark.unit
 

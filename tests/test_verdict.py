@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from trustgate.contracts import Verdict, VerdictIssue, parse_verdict
 from trustgate.errors import VerdictError
 from trustgate.testing import honest_model, lying_model
-from trustgate.verifiers.verdict import MAX_VERDICT_CHARS
+from trustgate.verifiers.contracts.verdict import MAX_VERDICT_CHARS
 
 pytestmark = pytest.mark.unit
 

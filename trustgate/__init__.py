@@ -66,9 +66,14 @@ if TYPE_CHECKING:
         Verifier,
         verifier,
     )
-    from trustgate.verifiers.blind import ModelVerifier
-    from trustgate.verifiers.draft_check import DraftCheck
-    from trustgate.verifiers.files import ChangeCheck, CitationReplay, GroundingCheck, HashCheck
+    from trustgate.verifiers.contracts.blind import ModelVerifier
+    from trustgate.verifiers.drafts.check import DraftCheck
+    from trustgate.verifiers.files.checks import (
+        ChangeCheck,
+        CitationReplay,
+        GroundingCheck,
+        HashCheck,
+    )
 
 __all__ = [
     "BlockToolCalls",
@@ -141,10 +146,10 @@ _EXPORTS = {
     ),
     **dict.fromkeys(
         ("CitationReplay", "ChangeCheck", "HashCheck", "GroundingCheck"),
-        "trustgate.verifiers.files",
+        "trustgate.verifiers.files.checks",
     ),
-    "DraftCheck": "trustgate.verifiers.draft_check",
-    "ModelVerifier": "trustgate.verifiers.blind",
+    "DraftCheck": "trustgate.verifiers.drafts.check",
+    "ModelVerifier": "trustgate.verifiers.contracts.blind",
     "Report": "trustgate._report",
     "reports": "trustgate._report",
     "areports": "trustgate._report",

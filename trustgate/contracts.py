@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from trustgate.errors import VerdictError
 from trustgate.evidence.brief import ApprovedCitation, ApprovedPrice, Brief, EvidenceSet
-from trustgate.verifiers.citation_patterns import (
+from trustgate.verifiers.contracts.citations import check_citations
+from trustgate.verifiers.contracts.patterns import (
     DEFAULT_CITATION_PATTERNS,
     CitationId,
     CitationMatch,
@@ -33,9 +34,8 @@ from trustgate.verifiers.citation_patterns import (
     RegexCitationPattern,
     extract_citations,
 )
-from trustgate.verifiers.contract import check_citations
-from trustgate.verifiers.integrity import check_integrity, normalize_price, normalize_url
-from trustgate.verifiers.verdict import Verdict, VerdictIssue, parse_verdict
+from trustgate.verifiers.contracts.verdict import Verdict, VerdictIssue, parse_verdict
+from trustgate.verifiers.integrity.check import check_integrity, normalize_price, normalize_url
 
 __all__ = [
     "DEFAULT_CITATION_PATTERNS",

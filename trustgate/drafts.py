@@ -25,7 +25,20 @@ Example:
 from __future__ import annotations
 
 from trustgate.evidence.record import Record
-from trustgate.verifiers.draft import (
+from trustgate.verifiers.drafts.check import DraftCheck
+from trustgate.verifiers.drafts.figures import FiguresRule
+from trustgate.verifiers.drafts.relevance import CitationRelevanceRule
+from trustgate.verifiers.drafts.rules import (
+    DEFAULT_RULES,
+    CausalRule,
+    DraftSentence,
+    HedgeRule,
+    Lexicon,
+    PatternRule,
+    SentenceRule,
+)
+from trustgate.verifiers.drafts.segment import Segment, segment
+from trustgate.verifiers.drafts.verify import (
     DraftVerdict,
     Gap,
     InvalidCitation,
@@ -36,19 +49,6 @@ from trustgate.verifiers.draft import (
     answer_gap,
     verify_draft,
 )
-from trustgate.verifiers.draft_check import DraftCheck
-from trustgate.verifiers.figures import FiguresRule
-from trustgate.verifiers.relevance import CitationRelevanceRule
-from trustgate.verifiers.rules import (
-    DEFAULT_RULES,
-    CausalRule,
-    DraftSentence,
-    HedgeRule,
-    Lexicon,
-    PatternRule,
-    SentenceRule,
-)
-from trustgate.verifiers.segment import Segment, segment
 
 __all__ = [
     "DEFAULT_RULES",

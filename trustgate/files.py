@@ -32,12 +32,17 @@ from trustgate.evidence.artifacts import Artifact, Connector, acquire_external, 
 from trustgate.evidence.ledger import ArtifactLedger, InMemoryLedger, SqliteLedger
 from trustgate.evidence.ledger_postgres import PostgresLedger
 from trustgate.evidence.workspace import Workspace
-from trustgate.verifiers.acquisition import acquire_locators
-from trustgate.verifiers.changes import check_change_claim, check_changed_files
-from trustgate.verifiers.citations import replay_citation, replay_manifest
-from trustgate.verifiers.files import ChangeCheck, CitationReplay, GroundingCheck, HashCheck
-from trustgate.verifiers.hashes import check_hash_claim
-from trustgate.verifiers.trust import GroundedValue, TrustBar, check_artifact_refs, meets_trust_bar
+from trustgate.verifiers.files.acquisition import acquire_locators
+from trustgate.verifiers.files.changes import check_change_claim, check_changed_files
+from trustgate.verifiers.files.checks import ChangeCheck, CitationReplay, GroundingCheck, HashCheck
+from trustgate.verifiers.files.citations import replay_citation, replay_manifest
+from trustgate.verifiers.files.hashes import check_hash_claim
+from trustgate.verifiers.files.trust import (
+    GroundedValue,
+    TrustBar,
+    check_artifact_refs,
+    meets_trust_bar,
+)
 
 __all__ = [
     "Artifact",

@@ -35,8 +35,8 @@ def register(sub: Any) -> None:
 def _check_contract(args: argparse.Namespace) -> int:
     from trustgate import _limits
     from trustgate.evidence.brief import Brief, EvidenceSet
-    from trustgate.verifiers.contract import check_citations
-    from trustgate.verifiers.integrity import check_integrity
+    from trustgate.verifiers.contracts.citations import check_citations
+    from trustgate.verifiers.integrity.check import check_integrity
 
     draft = _common.read_text_arg(args.draft, "draft")
     _limits.check_draft(draft, f"draft {args.draft!r}")

@@ -47,7 +47,7 @@ def _load_record(path: str) -> Record:
 def _check_draft(args: argparse.Namespace) -> int:
     draft = _common.read_text_arg(args.draft, "draft")  # empty or binary: exit 2
     record = _load_record(args.record)
-    from trustgate.verifiers.draft import verify_draft
+    from trustgate.verifiers.drafts.verify import verify_draft
 
     verdict = verify_draft(draft, record)
     if args.json:

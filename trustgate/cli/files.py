@@ -68,7 +68,7 @@ def _replay(args: argparse.Namespace) -> int:
     if args.window < 0:
         raise InputError("--window must be >= 0")
     from trustgate._claims import parse_manifest
-    from trustgate.verifiers.citations import replay_manifest
+    from trustgate.verifiers.files.citations import replay_manifest
 
     raw = read_json_arg(args.manifest, "manifest")
     parse_manifest(raw)  # not a manifest at all, or past a cap: bad input (exit 2)

@@ -59,7 +59,7 @@ from trustgate.pipelines._common import (
 from trustgate.policies import Override
 from trustgate.readers import FromKey
 from trustgate.verifiers.base import EvidenceSources, FromState
-from trustgate.verifiers.files import CitationReplay
+from trustgate.verifiers.files.checks import CitationReplay
 
 __all__ = [
     "ROLES",

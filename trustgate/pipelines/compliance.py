@@ -66,9 +66,9 @@ from trustgate.pipelines._common import (
 from trustgate.policies import Caveat, Rerender
 from trustgate.readers import FromKey
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
-from trustgate.verifiers.blind import ModelVerifier
-from trustgate.verifiers.contract import check_citations
-from trustgate.verifiers.integrity import check_integrity
+from trustgate.verifiers.contracts.blind import ModelVerifier
+from trustgate.verifiers.contracts.citations import check_citations
+from trustgate.verifiers.integrity.check import check_integrity
 
 __all__ = [
     "ROLES",

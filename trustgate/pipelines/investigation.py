@@ -67,7 +67,7 @@ from trustgate.policies import Release, Review, SetPath
 from trustgate.policies._decision import CrossingView
 from trustgate.readers import FromKey
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
-from trustgate.verifiers.files import GroundingCheck
+from trustgate.verifiers.files.checks import GroundingCheck
 
 __all__ = [
     "ROLES",

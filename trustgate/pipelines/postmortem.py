@@ -60,7 +60,7 @@ from trustgate.pipelines._common import (
 from trustgate.policies import Redact
 from trustgate.readers import FromKey
 from trustgate.verifiers.base import EvidenceSources, FromState
-from trustgate.verifiers.gaps import GAP_LABEL, testimony_text
+from trustgate.verifiers.drafts.gaps import GAP_LABEL, testimony_text
 
 __all__ = ["ROLES", "PostmortemState", "build", "find_gaps", "redact_gate", "sample_inputs"]
 

@@ -53,7 +53,7 @@ class Redact:
         self.also = _validate.strings("Redact", "also", also)
 
     def required_verifiers(self) -> list[Any]:
-        from trustgate.verifiers.draft_check import DraftCheck
+        from trustgate.verifiers.drafts.check import DraftCheck
 
         return [DraftCheck(self.rules)]
 

@@ -9,7 +9,7 @@ reader of meaning (contradictions, invented requirements).
 Two violations, nothing else:
 
 * ``invented_citation``: a citation whose canonical id the approved list does not
-  authorise (see :mod:`trustgate.verifiers.citation_patterns` for what "the same id"
+  authorise (see :mod:`trustgate.verifiers.contracts.patterns` for what "the same id"
   means).
 * ``altered_citation``: an approved citation reproduced wrongly, i.e. quoted with
   wording that is not the approved wording, or cited in an edition the brief does
@@ -54,7 +54,7 @@ from trustgate._findings import Cut, Finding
 from trustgate._markdown import code_locator
 from trustgate.errors import ClaimTooLarge, InputError
 from trustgate.evidence.brief import ApprovedCitation, Brief
-from trustgate.verifiers.citation_patterns import (
+from trustgate.verifiers.contracts.patterns import (
     DEFAULT_CITATION_PATTERNS,
     CitationId,
     CitationMatch,

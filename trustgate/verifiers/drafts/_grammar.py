@@ -21,10 +21,10 @@ they were grown on and much worse on anyone else's. This module reads the
 
 Before any of that, what is not an assertion is set aside: questions, embedded
 questions (``we are investigating whether ...``), statements about the document
-itself, and non-prose spans and names, masked by :mod:`trustgate.verifiers._text`.
+itself, and non-prose spans and names, masked by :mod:`trustgate.verifiers.drafts._text`.
 
-The words that fill these slots live in ``trustgate/lexicons/draft.txt``, where every
-entry carries a positive and a negative example that a test runs. Every decision
+The words that fill these slots live in ``lexicon/draft.txt`` beside this module, where
+every entry carries a positive and a negative example that a test runs. Every decision
 names the feature that fired, so a person restoring a sentence sees why it went.
 
 Everything here is a single left-to-right pass over the sentence's tokens with
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from trustgate.errors import ConfigurationError
-from trustgate.verifiers._text import MASK, Sentence, read
+from trustgate.verifiers.drafts._text import MASK, Sentence, read
 
 __all__ = ["Lexicon", "Reading", "analyse", "lexicon", "trigger_words"]
 
@@ -334,7 +334,11 @@ def parse_lexicon(text: str, name: str = "draft") -> Lexicon:
 def lexicon() -> Lexicon:
     """The shipped lexicon (parsed once, on first use)."""
     try:
-        text = resources.files("trustgate.lexicons").joinpath("draft.txt").read_text("utf-8")
+        text = (
+            resources.files("trustgate.verifiers.drafts.lexicon")
+            .joinpath("draft.txt")
+            .read_text("utf-8")
+        )
     except (FileNotFoundError, ModuleNotFoundError) as exc:  # pragma: no cover - packaging
         raise ConfigurationError(f"the draft lexicon is missing: {exc}") from None
     return parse_lexicon(text)

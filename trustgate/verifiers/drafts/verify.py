@@ -3,7 +3,7 @@
 A drafting model is asked to cite every claim to a line of the pasted record with
 markers like ``[[12]]``, ``[[12, 14]]`` or ``[[12]][[14]]``. Asking is a request;
 this module is the control. It runs after the model has spoken, sentence by
-sentence, and applies the draft rules (:mod:`trustgate.verifiers.rules`):
+sentence, and applies the draft rules (:mod:`trustgate.verifiers.drafts.rules`):
 
 * a causal sentence without a valid citation is **deleted**;
 * a hedged sentence is **deleted even when cited** (a hedge is a guess wearing a hat);
@@ -15,7 +15,7 @@ sentence, and applies the draft rules (:mod:`trustgate.verifiers.rules`):
 
 Deleted, not flagged: a warning does not travel with a copy-paste. Where sentences
 were deleted, a visually distinct gap block stands in the hole, with a question that
-cannot suggest the answer (:mod:`trustgate.verifiers.gaps`). A person's answer goes
+cannot suggest the answer (:mod:`trustgate.verifiers.drafts.gaps`). A person's answer goes
 back in with :func:`answer_gap` as attributed testimony, never as a cited fact.
 
 Everything here is deterministic: no clock, no network, no model.
@@ -35,11 +35,11 @@ from pydantic import BaseModel, ConfigDict
 from trustgate._findings import Finding
 from trustgate.errors import ConfigurationError, InputError
 from trustgate.evidence.record import Record
-from trustgate.verifiers import _triggers
-from trustgate.verifiers._text import mostly_symbols, symbols_only_matter
-from trustgate.verifiers._text import unsupported as _unsupported
-from trustgate.verifiers.gaps import GAP_LABEL, gap_question, testimony_text
-from trustgate.verifiers.rules import (
+from trustgate.verifiers.drafts import _triggers
+from trustgate.verifiers.drafts._text import mostly_symbols, symbols_only_matter
+from trustgate.verifiers.drafts._text import unsupported as _unsupported
+from trustgate.verifiers.drafts.gaps import GAP_LABEL, gap_question, testimony_text
+from trustgate.verifiers.drafts.rules import (
     DEFAULT_RULES,
     DraftSentence,
     SentenceRule,
@@ -47,7 +47,7 @@ from trustgate.verifiers.rules import (
     document_form,
     normalise,
 )
-from trustgate.verifiers.segment import Span, spans
+from trustgate.verifiers.drafts.segment import Span, spans
 
 __all__ = [
     "MAX_DRAFT_CHARS",
@@ -491,7 +491,7 @@ def _verify(
     units = [_Unit(seg, draft[seg.start : seg.end]) for seg in spans(draft) if seg.kind != "code"]
     starts = [u.seg.start for u in units]
     # The shipped rules say for each sentence whether their reading could fire at
-    # all (trustgate.verifiers._triggers); other rules that can say where to look
+    # all (trustgate.verifiers.drafts._triggers); other rules that can say where to look
     # (pattern lexicons) are only shown the sentences holding a possible match.
     sides: list[_triggers.Side | None] = [
         (_triggers.causal() if r._side == "causal" else _triggers.hedge())

@@ -24,7 +24,7 @@ inside the cited sentence before it.
 
 Example:
     ```python
-    from trustgate.verifiers.segment import segment
+    from trustgate.verifiers.drafts.segment import segment
 
     text = "Latency rose to 9.2 s at 14:02. [[3]] The deploy (v1.2.3) went out."
     spans = [text[s.start : s.end] for s in segment(text)]

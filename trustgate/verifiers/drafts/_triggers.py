@@ -1,6 +1,6 @@
 """Which sentences of a draft a causal or a hedge reading could fire on.
 
-Reading a sentence (:mod:`trustgate.verifiers._claims`) costs tens of microseconds of
+Reading a sentence (:mod:`trustgate.verifiers.drafts._grammar`) costs tens of microseconds of
 Python, and most sentences of an honest draft hold nothing either rule could act on.
 This module answers "could the reading fire here?" for a sentence in about a
 microsecond, so only the sentences where it could are read. Every test here is a
@@ -43,8 +43,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from trustgate.verifiers import _claims
-from trustgate.verifiers._text import fold
+from trustgate.verifiers.drafts import _grammar as _claims
+from trustgate.verifiers.drafts._text import fold
 
 __all__ = ["Side", "causal", "hedge", "scan_form", "unstable"]
 

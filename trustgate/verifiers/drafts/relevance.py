@@ -16,7 +16,7 @@ drafts before anyone turns it on.
 Example:
     ```python
     from trustgate.drafts import DEFAULT_RULES, Record, verify_draft
-    from trustgate.verifiers.relevance import CitationRelevanceRule
+    from trustgate.verifiers.drafts.relevance import CitationRelevanceRule
 
     record = Record.from_text("14:02 checkout p99 9.2s\\n14:03 status page updated\\n")
     verdict = verify_draft(
@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import re
 
-from trustgate.verifiers import _claims
-from trustgate.verifiers._text import fold
-from trustgate.verifiers.rules import DraftSentence, SentenceRule
+from trustgate.verifiers.drafts import _grammar as _claims
+from trustgate.verifiers.drafts._text import fold
+from trustgate.verifiers.drafts.rules import DraftSentence, SentenceRule
 
 __all__ = ["CitationRelevanceRule", "content_terms"]
 

@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 from itertools import combinations
 
-from trustgate.verifiers.rules import DraftSentence, SentenceRule
+from trustgate.verifiers.drafts.rules import DraftSentence, SentenceRule
 
 __all__ = ["Figure", "FiguresRule", "extract_figures"]
 

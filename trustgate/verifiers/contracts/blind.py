@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from trustgate._findings import Finding
 from trustgate.errors import ConfigurationError
 from trustgate.verifiers.base import Evidence
-from trustgate.verifiers.verdict import parse_verdict
+from trustgate.verifiers.contracts.verdict import parse_verdict
 
 __all__ = ["DEFAULT_CONTRACT", "ModelVerifier"]
 

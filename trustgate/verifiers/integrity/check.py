@@ -208,7 +208,7 @@ def normalize_url(url: str) -> str:
 
     Example:
         ```python
-        from trustgate.verifiers.integrity import normalize_url
+        from trustgate.verifiers.integrity.check import normalize_url
 
         assert normalize_url("HTTPS://Example.COM:443/a/./b/#top") == "https://example.com/a/b"
         ```
@@ -640,7 +640,7 @@ def normalize_price(price: str | ApprovedPrice) -> str:
 
     Example:
         ```python
-        from trustgate.verifiers.integrity import normalize_price
+        from trustgate.verifiers.integrity.check import normalize_price
 
         assert normalize_price("$1,200.00") == normalize_price("USD 1200") == "USD 1200"
         assert normalize_price("1.200,00 €") == "EUR 1200"

@@ -67,7 +67,7 @@ class CitationId(BaseModel):
 
     Example:
         ```python
-        from trustgate.verifiers.citation_patterns import CitationId
+        from trustgate.verifiers.contracts.patterns import CitationId
 
         approved = CitationId(kind="article", framework="gdpr", ref="32")
         assert approved.covers(CitationId(kind="article", ref="32", sub=("1",)))
@@ -186,7 +186,7 @@ class RegexCitationPattern(CitationPattern):
 
     Example:
         ```python
-        from trustgate.verifiers.citation_patterns import (
+        from trustgate.verifiers.contracts.patterns import (
             DEFAULT_CITATION_PATTERNS, RegexCitationPattern, extract_citations)
 
         soc2 = RegexCitationPattern(name="soc2", regex=r"\\bCC(?P<ref>\\d+\\.\\d+)\\b",
@@ -576,7 +576,7 @@ def extract_citations(
 
     Example:
         ```python
-        from trustgate.verifiers.citation_patterns import extract_citations
+        from trustgate.verifiers.contracts.patterns import extract_citations
 
         found = extract_citations("ISO/IEC 27001:2022 clauses 9.2 and 9.3 apply.")
         assert [str(c.id) for c in found] == ["ISO 27001 clause 9.2", "ISO 27001 clause 9.3"]

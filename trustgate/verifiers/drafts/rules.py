@@ -3,10 +3,10 @@
 The postmortem's lesson is "decide which class of sentence can hurt you": for a postmortem
 it is causal claims and speculation, for an audit summary compliance assertions, for
 a chronology datetimes. A :class:`SentenceRule` is one such class. The shipped
-causal and hedge rules read sentence *constructions* (:mod:`trustgate.verifiers._claims`)
-whose vocabulary lives in ``trustgate/lexicons/draft.txt``, where every entry carries
-an example it must catch and one it must leave alone; a user adds a rule for their
-own domain with :class:`PatternRule` (a regular-expression lexicon) or by subclassing
+causal and hedge rules read sentence *constructions* (:mod:`._grammar`) whose
+vocabulary lives in ``lexicon/draft.txt`` beside them, where every entry carries an
+example it must catch and one it must leave alone; a user adds a rule for their own
+domain with :class:`PatternRule` (a regular-expression lexicon) or by subclassing
 :class:`SentenceRule` (anything deterministic).
 
 Every removal names the rule that made it, so a person restoring a sentence knows
@@ -42,7 +42,7 @@ from typing import Any
 
 from trustgate.errors import ConfigurationError
 from trustgate.evidence.record import Record
-from trustgate.verifiers import _claims
+from trustgate.verifiers.drafts import _grammar as _claims
 
 __all__ = [
     "DEFAULT_RULES",
@@ -562,7 +562,7 @@ class Lexicon:
 
     @classmethod
     def from_package(cls, name: str) -> Lexicon:
-        """A lexicon shipped in ``trustgate/lexicons/<name>.txt``."""
+        """A lexicon shipped in ``trustgate/verifiers/drafts/lexicon/<name>.txt``."""
         return _package_lexicon(name)
 
     def search(self, normalised: str) -> str | None:
@@ -598,7 +598,11 @@ class Lexicon:
 @cache
 def _package_lexicon(name: str) -> Lexicon:
     try:
-        text = resources.files("trustgate.lexicons").joinpath(f"{name}.txt").read_text("utf-8")
+        text = (
+            resources.files("trustgate.verifiers.drafts.lexicon")
+            .joinpath(f"{name}.txt")
+            .read_text("utf-8")
+        )
     except (FileNotFoundError, ModuleNotFoundError) as exc:
         raise ConfigurationError(f"no shipped lexicon named {name!r}: {exc}") from None
     return Lexicon.parse(name, text)
@@ -672,7 +676,7 @@ class PatternRule(SentenceRule):
 
 
 class _ConstructionRule(SentenceRule):
-    """A shipped rule that reads constructions (:mod:`trustgate.verifiers._claims`).
+    """A shipped rule that reads constructions (:mod:`trustgate.verifiers.drafts._grammar`).
 
     Given a :class:`Lexicon`, it behaves as a :class:`PatternRule` over that lexicon
     instead (how a custom vocabulary replaces the shipped reading)."""

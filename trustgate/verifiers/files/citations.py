@@ -239,8 +239,8 @@ def _check_changed(
     base: str,
     undeclared_severity: Severity,
 ) -> Iterable[Finding]:
-    from trustgate.verifiers.changes import VERIFIER as CHANGES
-    from trustgate.verifiers.changes import check_changed_files
+    from trustgate.verifiers.files.changes import VERIFIER as CHANGES
+    from trustgate.verifiers.files.changes import check_changed_files
 
     if not items:
         return []

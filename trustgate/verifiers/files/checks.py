@@ -28,10 +28,10 @@ from trustgate.evidence.artifacts import Connector, acquire_external
 from trustgate.evidence.ledger import ArtifactLedger, InMemoryLedger
 from trustgate.evidence.workspace import Workspace
 from trustgate.verifiers.base import Evidence
-from trustgate.verifiers.changes import check_change_claim
-from trustgate.verifiers.citations import DEFAULT_MIN_CHARS, DEFAULT_WINDOW, replay_manifest
-from trustgate.verifiers.hashes import check_hash_claim
-from trustgate.verifiers.trust import Requirement, TrustBar, meets_trust_bar
+from trustgate.verifiers.files.changes import check_change_claim
+from trustgate.verifiers.files.citations import DEFAULT_MIN_CHARS, DEFAULT_WINDOW, replay_manifest
+from trustgate.verifiers.files.hashes import check_hash_claim
+from trustgate.verifiers.files.trust import Requirement, TrustBar, meets_trust_bar
 
 __all__ = ["ChangeCheck", "CitationReplay", "GroundingCheck", "HashCheck"]
 

@@ -42,7 +42,7 @@ class DraftCheck:
         self.timeout = timeout
 
     def verify(self, claims: Any, evidence: Evidence) -> list[Finding]:
-        from trustgate.verifiers.draft import verify_draft
+        from trustgate.verifiers.drafts.verify import verify_draft
 
         if not isinstance(claims, str):
             raise ClaimParseError(f"the draft check reads text, not {type(claims).__name__}")
