@@ -147,12 +147,21 @@ def _check_provenance(
                 )
 
 
-def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]]]) -> G:
+def guard(
+    graph: G,
+    gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]]],
+    *,
+    stream_passes: bool = False,
+) -> G:
     """Put gates on the named nodes of a graph; the original is untouched.
 
     Given a ``StateGraph`` builder it returns a new builder; given a compiled graph
     it returns a compiled graph with the same checkpointer, store, cache, interrupt
     settings, config and name.
+
+    ``stream_passes``: also put the report of a crossing that passed unchanged on the
+    ``custom`` stream (by default only a gate that acted or halted says so there, so a
+    graph whose gates all pass streams exactly what it streams unguarded).
 
     Example:
         ```python
@@ -168,6 +177,10 @@ def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]
         )
     if not gates:
         raise ConfigurationError("guard() needs at least one node → gate")
+    if not isinstance(stream_passes, bool):
+        raise ConfigurationError(
+            f"guard(stream_passes=...) takes True or False, not {stream_passes!r}"
+        )
     if isinstance(graph, CompiledStateGraph):
         builder = graph.builder
     elif isinstance(graph, StateGraph):
@@ -256,6 +269,7 @@ def guard(graph: G, gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]
             durable=durable,
             plain_keys=_compat.plain_keys(new),
             reducers=_compat.reducers(new),
+            stream_passes=stream_passes,
         )
         _compat.replace_runnable(new, name, runnable(node))
     if isinstance(graph, CompiledStateGraph):

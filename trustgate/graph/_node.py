@@ -418,8 +418,10 @@ class GuardedNode:
         durable: bool,
         plain_keys: frozenset[str] = frozenset(),
         reducers: Mapping[str, Any] | None = None,
+        stream_passes: bool = False,
     ) -> None:
         self.name = name
+        self.stream_passes = stream_passes
         self.inner = inner
         self.gates = tuple(gates)
         self.keys = list(keys)
@@ -756,7 +758,7 @@ class GuardedNode:
         hold.close()  # what it held was replayed by the "release" effect
         if writer is not None:
             for r in reports:
-                if r.decision != "pass":
+                if r.decision != "pass" or self.stream_passes:
                     writer({"trustgate": for_stream(r)})
         return self._hand_on(config, released.rebuild(), released.sent_writes(), carry, key, raised)
 
