@@ -22,6 +22,7 @@ from trustgate._gate import TrustGate
 from trustgate._report import REPORTS_KEY, ReportLog, TrustReports
 from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.graph import _compat
+from trustgate.graph._gatelog import ReportLogArg, gate_log
 from trustgate.graph._node import GuardedNode, runnable
 from trustgate.graph._provenance import Provenance
 from trustgate.policies import Rerender, Review
@@ -151,6 +152,7 @@ def guard(
     graph: G,
     gates: Mapping[str, TrustGate[Any] | Sequence[TrustGate[Any]]],
     *,
+    report_log: ReportLogArg = None,
     stream_passes: bool = False,
 ) -> G:
     """Put gates on the named nodes of a graph; the original is untouched.
@@ -158,6 +160,15 @@ def guard(
     Given a ``StateGraph`` builder it returns a new builder; given a compiled graph
     it returns a compiled graph with the same checkpointer, store, cache, interrupt
     settings, config and name.
+
+    ``report_log``: a report log every gate of the graph writes each crossing's report
+    into itself, whatever checkpointer runs the graph (the agent server brings its
+    own): a :class:`~trustgate.persistence.ReportHistory`, a database URL (a SQLite
+    path or ``postgresql://...``), or ``True`` for the database
+    ``TRUSTGATE_DATABASE_URL`` names. A URL is opened once per process, at the first
+    crossing. A released crossing is logged before anything is released (if the log
+    fails, nothing is), a halted one before the halt is raised; one row per report id,
+    so a :class:`~trustgate.persistence.ReportingSaver` on the same log adds none.
 
     ``stream_passes``: also put the report of a crossing that passed unchanged on the
     ``custom`` stream (by default only a gate that acted or halted says so there, so a
@@ -177,6 +188,7 @@ def guard(
         )
     if not gates:
         raise ConfigurationError("guard() needs at least one node → gate")
+    log = gate_log(report_log)
     if not isinstance(stream_passes, bool):
         raise ConfigurationError(
             f"guard(stream_passes=...) takes True or False, not {stream_passes!r}"
@@ -269,6 +281,7 @@ def guard(
             durable=durable,
             plain_keys=_compat.plain_keys(new),
             reducers=_compat.reducers(new),
+            log=log,
             stream_passes=stream_passes,
         )
         _compat.replace_runnable(new, name, runnable(node))

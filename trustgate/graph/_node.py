@@ -42,6 +42,7 @@ from trustgate._output import NodeOutput
 from trustgate._report import REPORTS_KEY, Report, for_stream, gate_json
 from trustgate.errors import ConfigurationError, GateHalted, ReviewSealError
 from trustgate.graph import _compat
+from trustgate.graph._gatelog import GateLog, reports_in
 from trustgate.graph._streams import Feedback, StreamHold, stop_collecting
 from trustgate.policies._decision import GATE_MESSAGE_PREFIX, Rerender
 from trustgate.readers import covered
@@ -418,9 +419,11 @@ class GuardedNode:
         durable: bool,
         plain_keys: frozenset[str] = frozenset(),
         reducers: Mapping[str, Any] | None = None,
+        log: GateLog | None = None,
         stream_passes: bool = False,
     ) -> None:
         self.name = name
+        self.log = log  # the report log the gates write themselves (guard(report_log=))
         self.stream_passes = stream_passes
         self.inner = inner
         self.gates = tuple(gates)
@@ -1012,10 +1015,20 @@ class GuardedNode:
                         result = _compat.prior_release(config, RELEASE_CHANNEL)
                     elif kind == "keep_aside":
                         result = None
-                        _compat.keep_aside(config, _report_writes(arg))
+                        writes = _report_writes(arg)
+                        _compat.keep_aside(config, writes)
+                        if self.log is not None:
+                            try:  # a halt is recorded in the log before it is raised
+                                self.log.record(reports_in(writes), config)
+                            except Exception as failed:
+                                effect = loop.throw(failed)
+                                continue
                     elif kind == "persist":
                         try:
-                            result = _compat.persist_beside(config, _persisted(arg))
+                            writes = _persisted(arg)
+                            result = _compat.persist_beside(config, writes)
+                            if self.log is not None:  # logged before anything is released
+                                self.log.record(reports_in(writes), config)
                         except Exception as failed:
                             effect = loop.throw(failed)
                             continue
@@ -1059,10 +1072,20 @@ class GuardedNode:
                         result = await _compat.aprior_release(config, RELEASE_CHANNEL)
                     elif kind == "keep_aside":
                         result = None
-                        await _compat.akeep_aside(config, _report_writes(arg))
+                        writes = _report_writes(arg)
+                        await _compat.akeep_aside(config, writes)
+                        if self.log is not None:
+                            try:  # a halt is recorded in the log before it is raised
+                                await self.log.arecord(reports_in(writes), config)
+                            except Exception as failed:
+                                effect = loop.throw(failed)
+                                continue
                     elif kind == "persist":
                         try:
-                            result = await _compat.apersist_beside(config, _persisted(arg))
+                            writes = _persisted(arg)
+                            result = await _compat.apersist_beside(config, writes)
+                            if self.log is not None:  # logged before anything is released
+                                await self.log.arecord(reports_in(writes), config)
                         except Exception as failed:
                             effect = loop.throw(failed)
                             continue
