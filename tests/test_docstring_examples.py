@@ -52,6 +52,7 @@ PUBLIC_MODULES = (
     "trustgate.errors",
     "trustgate.otel",
     "trustgate.persistence",
+    "trustgate.server",
     "trustgate.testing",
     "trustgate.pipelines",
     "trustgate.pipelines.code_review",

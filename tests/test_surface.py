@@ -233,6 +233,7 @@ FAMILIES = {
     "ClaimParseError",
     "trustgate.otel": "configure semconv Telemetry",
     "trustgate.persistence": "connect aconnect history",
+    "trustgate.server": "app reports_app reports_route REPORTS_PATH",
     "trustgate.testing": "ScriptedChatModel lying_model honest_model assert_lie_blocked",
     "trustgate.pipelines": "PIPELINES load make_sample_repository",
     "trustgate.render": "to_text to_html",
