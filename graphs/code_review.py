@@ -2,7 +2,10 @@
 
 ``graph`` runs the scripted inventing personality offline, or the model named by
 ``TRUSTGATE_MODEL`` (e.g. ``openai:gpt-4.1-mini``); the LangGraph server brings
-its own checkpointer. ``build(model=None, ...)`` compiles another one.
+its own checkpointer. Its gates record every crossing into the report log
+``TRUSTGATE_DATABASE_URL`` names (set ``TRUSTGATE_LEDGER_KEY`` too), which
+``trustgate.server`` serves at ``/trustgate/reports``. ``build(model=None, ...)``
+compiles another one.
 """
 
 from __future__ import annotations
@@ -13,4 +16,4 @@ from trustgate.pipelines.code_review import build
 
 __all__ = ["build", "graph"]
 
-graph: Any = build(checkpointer=False)
+graph: Any = build(checkpointer=False, report_log=True)

@@ -48,6 +48,7 @@ from trustgate._gate import TrustGate
 from trustgate._report import TrustReports, reports_from_state
 from trustgate.evidence.workspace import Workspace
 from trustgate.graph import guard
+from trustgate.graph._gatelog import ReportLogArg
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -151,6 +152,7 @@ def build(
     personality: Personality = "inventing",
     checkpointer: BaseCheckpointSaver[Any] | bool | None = None,
     max_rounds: int = 3,
+    report_log: ReportLogArg = None,
 ) -> Any:
     """Compile the guarded code-review graph.
 
@@ -158,11 +160,15 @@ def build(
     (roles ``builder`` and ``inspector``), or ``None`` for ``TRUSTGATE_MODEL`` or
     else the scripted ``personality``. ``checkpointer``: ``None`` for an in-memory
     one, ``False`` for none (the LangGraph server brings its own).
+    ``report_log``: the report log the gate writes every crossing into itself
+    (``guard(..., report_log=...)``; ``True``: the database ``TRUSTGATE_DATABASE_URL``
+    names, as ``graphs/*.py`` do for the agent server).
     """
     models = resolve_models(model, ROLES, _scripted, personality)
     return guard(
         _builder(models["builder"], models["inspector"], max_rounds),
         {"inspector": inspector_gate()},
+        report_log=report_log,
     ).compile(checkpointer=checkpointer_for(checkpointer))
 
 

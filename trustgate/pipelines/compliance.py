@@ -56,6 +56,7 @@ from trustgate._gate import TrustGate
 from trustgate._report import TrustReports, reports_from_state
 from trustgate.evidence.brief import Brief, EvidenceSet
 from trustgate.graph import guard
+from trustgate.graph._gatelog import ReportLogArg
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -181,13 +182,19 @@ def build(
     personality: Personality = "inventing",
     checkpointer: BaseCheckpointSaver[Any] | bool | None = None,
     verifier_timeout: float | None = 60.0,
+    report_log: ReportLogArg = None,
 ) -> Any:
-    """Compile the guarded compliance graph (roles: planner, executor, verifier)."""
+    """Compile the guarded compliance graph (roles: planner, executor, verifier).
+
+    ``report_log``: the report log the gate writes every crossing into itself
+    (``guard(..., report_log=...)``; ``True``: the database ``TRUSTGATE_DATABASE_URL``
+    names, as ``graphs/*.py`` do for the agent server).
+    """
     models = resolve_models(model, ROLES, _scripted, personality)
     gate = blind_gate(models["verifier"], timeout=verifier_timeout)
-    return guard(_builder(models["planner"], models["executor"]), {"executor": gate}).compile(
-        checkpointer=checkpointer_for(checkpointer)
-    )
+    return guard(
+        _builder(models["planner"], models["executor"]), {"executor": gate}, report_log=report_log
+    ).compile(checkpointer=checkpointer_for(checkpointer))
 
 
 def _builder(

@@ -55,6 +55,7 @@ from trustgate._report import OverrideRecord, TrustReports, reports_from_state
 from trustgate.evidence.ledger import ArtifactLedger, InMemoryLedger
 from trustgate.evidence.workspace import Workspace
 from trustgate.graph import guard
+from trustgate.graph._gatelog import ReportLogArg
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -304,6 +305,7 @@ def build(
     checkpointer: BaseCheckpointSaver[Any] | bool | None = None,
     ledger: ArtifactLedger | None = None,
     pause_before_reconcile: bool = False,
+    report_log: ReportLogArg = None,
 ) -> Any:
     """Compile the guarded investigation graph.
 
@@ -312,12 +314,17 @@ def build(
     before the reconciliation, the moment a demo uses to change a file under the
     case. The grounding gate's review is an interrupt, so a checkpointer is needed
     (in-memory by default).
+
+    ``report_log``: the report log the gate writes every crossing into itself
+    (``guard(..., report_log=...)``; ``True``: the database ``TRUSTGATE_DATABASE_URL``
+    names, as ``graphs/*.py`` do for the agent server).
     """
     models = resolve_models(model, ROLES, _scripted, personality)
     held = ledger if ledger is not None else InMemoryLedger()
     guarded = guard(
         _builder(models["investigator"]),
         {"investigator": grounding_gate(held), "reconcile": reconcile_gate(held)},
+        report_log=report_log,
     )
     return guarded.compile(
         checkpointer=checkpointer_for(checkpointer),

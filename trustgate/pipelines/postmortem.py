@@ -50,6 +50,7 @@ from trustgate._gate import TrustGate
 from trustgate._report import TrustReports
 from trustgate.evidence.record import Record
 from trustgate.graph import guard
+from trustgate.graph._gatelog import ReportLogArg
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -125,12 +126,18 @@ def build(
     *,
     personality: Personality = "inventing",
     checkpointer: BaseCheckpointSaver[Any] | bool | None = None,
+    report_log: ReportLogArg = None,
 ) -> Any:
-    """Compile the guarded postmortem graph (interrupts for gaps need a checkpointer)."""
+    """Compile the guarded postmortem graph (interrupts for gaps need a checkpointer).
+
+    ``report_log``: the report log the gate writes every crossing into itself
+    (``guard(..., report_log=...)``; ``True``: the database ``TRUSTGATE_DATABASE_URL``
+    names, as ``graphs/*.py`` do for the agent server).
+    """
     models = resolve_models(model, ROLES, _scripted, personality)
-    return guard(_builder(models["drafter"]), {"drafter": redact_gate()}).compile(
-        checkpointer=checkpointer_for(checkpointer)
-    )
+    return guard(
+        _builder(models["drafter"]), {"drafter": redact_gate()}, report_log=report_log
+    ).compile(checkpointer=checkpointer_for(checkpointer))
 
 
 def _builder(drafter_model: BaseChatModel) -> StateGraph[Any, Any, Any, Any]:
