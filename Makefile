@@ -4,8 +4,8 @@
 #   make test   lint (ruff, formatting, dead code), mypy --strict, the docs build, then every
 #               test tier:
 #               unit, integration (PostgreSQL, Phoenix, MLflow, Chromium, notebooks,
-#               subprocess CLIs), bypass (the bypass matrix) and oracle (LangGraph's own
-#               suite against guarded graphs, ~4 min). What CI runs.
+#               subprocess CLIs, LangGraph's agent server), bypass (the bypass matrix) and
+#               oracle (LangGraph's own suite against guarded graphs, ~4 min). What CI runs.
 #   make unit   the unit tier only: in-process tests, no server to install or start
 #               (2,000 tests, about 3 minutes on two shared cores against about 8 for
 #               everything; the tiers are pytest markers, see tests/conftest.py).
@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip uninstall --quiet --yes trustgate  # the distribution's old name
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp,agents,oracle,docs]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp,agents,oracle,docs,agent-server]'
 	touch $(STAMP)
 
 # The demo's database is a file that `trustgate history` (another process) reads, so it
