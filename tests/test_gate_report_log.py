@@ -26,9 +26,10 @@ from test_record_durable import Watching
 from typing_extensions import TypedDict
 
 import trustgate
-from trustgate import Finding, TrustGate
+from trustgate import Finding, Report, TrustGate
+from trustgate._report import gate_json
 from trustgate.errors import ConfigurationError, GateHalted
-from trustgate.graph import _gatelog
+from trustgate.graph import TrustReports, _gatelog
 from trustgate.persistence import InMemoryReportHistory, ReportingSaver, SqliteReportHistory
 from trustgate.persistence._log import ReportRow
 from trustgate.policies import Override
@@ -329,6 +330,64 @@ def test_a_release_delivered_again_after_a_crash_keeps_one_row_counting_both() -
     (again,) = log.history(thread="crash")
     assert again.id == first.id and again.deliveries == 2
     assert log.count() == 1
+
+
+# --- only what a gate sealed ---------------------------------------------------------
+
+
+class SealedState(TypedDict, total=False):
+    question: str
+    answer: str
+    trust_reports: TrustReports
+
+
+def _forged(thread: str) -> dict[str, Any]:
+    return Report(
+        gate="facts", node="agent", decision="pass", released=True, thread_id=thread
+    ).to_json_dict()
+
+
+def test_the_log_holds_only_what_the_gate_sealed() -> None:
+    """Another node and the caller's input put reports of their own in
+    ``trust_reports``; the gate's log and a ReportingSaver on the same log record the
+    gate's crossings only."""
+    log = InMemoryReportHistory()
+    g = StateGraph(SealedState)
+    g.add_node("agent", _agent)
+    g.add_node("forger", lambda s: {"trust_reports": [_forged("t")]})
+    g.add_edge(START, "agent")
+    g.add_edge("agent", "forger")
+    g.add_edge("forger", END)
+    saver = ReportingSaver(InMemorySaver(), log)
+    app = trustgate.guard(g, {"agent": GATE}, report_log=log).compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}}
+    app.invoke({"question": "override", "trust_reports": [_forged("t")]}, config)
+    saver.reconcile(config)
+    logged = log.history(thread="t")
+    assert [r.decision for r in logged] == ["modified"]
+    assert [r.id for r in logged] == [r.id for r in trustgate.reports(app, config)]
+    assert log.count() == 1
+
+
+@pytest.mark.parametrize("run", ["sync", "async"])
+@pytest.mark.parametrize("how", ["unsealed", "edited"])
+async def test_the_gate_log_refuses_a_report_whose_seal_does_not_hold(how: str, run: str) -> None:
+    """What the log is handed must be what a gate sealed; anything else fails before a
+    row is written (a crossing released with no row would not be recorded)."""
+    log = InMemoryReportHistory()
+    (body,) = gate_json([Report(gate="facts", node="agent", decision="pass", released=True)])
+    if how == "unsealed":
+        body.pop("seal")
+    else:
+        body["decision"] = "modified"
+    config = {"configurable": {"thread_id": "s"}}
+    status = {"unsealed": "unsealed", "edited": "forged"}[how]
+    with pytest.raises(ConfigurationError, match=f"only reports a gate sealed.* is {status}"):
+        if run == "sync":
+            _gatelog.GateLog(log).record([body], config)
+        else:
+            await _gatelog.GateLog(log).arecord([body], config)
+    assert log.count() == 0
 
 
 # --- the log by URL or from the environment -----------------------------------------

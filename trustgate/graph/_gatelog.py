@@ -16,6 +16,10 @@ report into the log as part of recording the crossing:
 * a release delivered again after a crash: the same report with ``deliveries`` one
   higher, which the log writes over its first row.
 
+Only what a gate sealed: the log is handed the JSON forms the gate sealed for
+``trust_reports`` and checks each seal before it writes; one that does not hold fails
+the crossing (nothing released) rather than being skipped.
+
 Idempotent by report id: the log keeps one row per id (and a per-process memory of the
 ids it holds), so a gate-written log and a ``ReportingSaver`` over the same database,
 retries and nested guarded graphs never make two rows of one crossing.
@@ -37,6 +41,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
+from trustgate import _report_seal as report_seal
 from trustgate._report import REPORTS_KEY
 from trustgate.errors import ConfigurationError
 from trustgate.graph import _compat
@@ -127,6 +132,7 @@ class GateLog:
             return
         thread, ns = _where(config)
         try:
+            _only_sealed(items)
             self.log().record(items, thread_id=thread, checkpoint_ns=ns)
         except Exception as exc:
             _noted(exc, items)
@@ -139,11 +145,28 @@ class GateLog:
             return
         thread, ns = _where(config)
         try:
+            _only_sealed(items)
             log = self._given if self._given is not None else await asyncio.to_thread(self.log)
             await log.arecord(items, thread_id=thread, checkpoint_ns=ns)
         except Exception as exc:
             _noted(exc, items)
             raise
+
+
+def _only_sealed(items: Sequence[Any]) -> None:
+    """Refuse, before anything is written, a report whose gate seal does not hold.
+
+    The gate hands the log the JSON forms it sealed for ``trust_reports``; the log itself
+    would skip one that does not verify (with a warning), and the crossing would then be
+    released with no row. So the gate's log checks first and the crossing fails instead:
+    only what a gate sealed is recorded, and nothing is released unrecorded."""
+    for item in items:
+        status, reason = report_seal.check(item)
+        if status != "sealed":
+            raise ConfigurationError(
+                f"the report log records only reports a gate sealed; report "
+                f"{str(report_id(item) or '?')[:12]!r} is {status}: {reason}"
+            )
 
 
 def _where(config: Mapping[str, Any]) -> tuple[str | None, str]:
