@@ -197,6 +197,7 @@ class Seen:
     errors: list[Any] = field(default_factory=list)
     custom_reports: list[dict[str, Any]] = field(default_factory=list)
     served_reports: list[dict[str, Any]] = field(default_factory=list)
+    served_refused: int = 0
     state: dict[str, Any] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict)
 
@@ -253,6 +254,7 @@ async def _read_thread(url: str, assistant: str, inputs: list[Any]) -> Seen:
     served = await _bounded(client.http.get("/trustgate/reports", params={"thread_id": thread}))
     seen.add("served reports", served)
     seen.served_reports = served["reports"]
+    seen.served_refused = served["refused"]
     return seen
 
 
@@ -286,6 +288,7 @@ def test_a_served_state_graph_gives_the_client_every_report_and_no_lie(served: S
     # every crossing, the halted one included, through the endpoint
     decisions = [r["decision"] for r in seen.served_reports]
     assert decisions == ["pass", "modified", "halted"], served.tail()
+    assert seen.served_refused == 0  # every row sealed under the deployment's key
     assert {r["gate"] for r in seen.served_reports} == {"facts"}
     # and on the custom stream, passes too
     assert [r["id"] for r in seen.custom_reports] == [r["id"] for r in seen.served_reports]

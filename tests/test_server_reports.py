@@ -9,6 +9,7 @@ method, a reader ``authorize`` turns away) and what it says when the log is unre
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from test_gate_report_log import LIE, _app, _runs
 
 import trustgate.server
 from trustgate.errors import ConfigurationError
-from trustgate.persistence import InMemoryReportHistory
+from trustgate.persistence import InMemoryReportHistory, SqliteReportHistory
 from trustgate.server import REPORTS_PATH, reports_app, reports_route
 
 pytestmark = pytest.mark.unit
@@ -124,6 +125,24 @@ def test_an_unreadable_log_is_a_503_that_names_no_detail(
     got = _client(str(secret_place)).get(REPORTS_PATH, params={"thread_id": "t1"})
     assert got.status_code == 503
     assert "secret-place" not in got.text and "LedgerKeyError" in got.text
+
+
+def test_rows_whose_seal_does_not_hold_are_counted_not_served(tmp_path: Path) -> None:
+    """A row sealed under another key (a worker configured with another ledger key), or
+    edited in the database, is not a crossing the route vouches for."""
+    path = tmp_path / "reports.db"
+    written = SqliteReportHistory(path, key=b"w" * 32)
+    _runs(_app(written, InMemorySaver()), thread="t1")
+    written.close()
+    other = SqliteReportHistory(path, key=b"r" * 32, read_only=True)
+    body = _client(other).get(REPORTS_PATH, params={"thread_id": "t1"}).json()
+    assert body["reports"] == [] and body["refused"] == 3
+    same = SqliteReportHistory(path, key=b"w" * 32)
+    with sqlite3.connect(path) as db:  # an edit behind the log's back
+        db.execute("UPDATE trustgate_reports SET decision = 'pass' WHERE decision = 'halted'")
+    body = _client(same).get(REPORTS_PATH, params={"thread_id": "t1"}).json()
+    assert [r["decision"] for r in body["reports"]] == ["pass", "modified"]
+    assert body["refused"] == 1
 
 
 def test_the_mounted_app_reads_the_log_the_gates_write(
