@@ -5,7 +5,7 @@ most clean text is an outage; a gate that misses invented causes is a liar. Both
 sides are measured here, the way the held-out scoring measures them: each sentence
 alone, uncited, through ``verify_draft(sentence, record)``, reading ``.removed``.
 
-Three corpora, reported separately:
+Four corpora, reported separately:
 
 * **in-sample** (``tests/corpus/draft_sentences.jsonl``): the tuning set, what the
   rules were designed on. Its figures say the rules do what they were built to do,
@@ -16,6 +16,10 @@ Three corpora, reported separately:
   test, never used to write a rule. Only aggregate figures are printed for it (split
   by origin: real incident write-ups vs adversarial sentences), never which sentence
   was missed, so nobody can tune on it by accident. These are the figures to quote.
+* **held-out v2** (``tests/corpus/heldout_v2_sentences.jsonl``): frozen and hash pinned
+  likewise, drawn from organisations that appear in no other corpus file and labelled by
+  ``tests/corpus/LABELLING.md``: real sentences of openly licensed incident reports and
+  sentences written for it, reported apart. Aggregate figures only, like the first.
 
 Each figure comes with a 95% Wilson score interval: the held-out set has a few
 hundred sentences per class, and a rate without its interval overstates what it
@@ -44,6 +48,8 @@ from trustgate.verifiers.drafts.verify import verify_draft  # noqa: E402
 CORPUS = ROOT / "tests" / "corpus" / "draft_sentences.jsonl"
 HELDOUT = ROOT / "tests" / "corpus" / "heldout_sentences.jsonl"
 DEV = ROOT / "tests" / "corpus" / "dev_sentences.jsonl"
+HELDOUT_V2 = ROOT / "tests" / "corpus" / "heldout_v2_sentences.jsonl"
+HELDOUT_SETS = (HELDOUT, HELDOUT_V2)
 TARGET_RECALL = 0.95
 TARGET_FP = 0.05
 
@@ -163,6 +169,14 @@ def score(rows: list[dict[str, str]], rules: tuple, name: str) -> Scores:  # typ
     )
 
 
+def targets_met(s: Scores) -> bool:
+    return (
+        s.causal_recall >= TARGET_RECALL
+        and s.hedged_recall >= TARGET_RECALL
+        and s.plain_fp <= TARGET_FP
+    )
+
+
 def figures_scores() -> tuple[float, float]:
     """(false-positive rate on honest cited figures, recall on misquotes)."""
     rules = (FiguresRule(),)
@@ -210,16 +224,18 @@ def main(argv: list[str]) -> int:
     figures["dev"] = report("dev (design decisions)", DEV, load_corpus(DEV))
     print()
     figures["held-out"] = report("held-out (frozen)", HELDOUT, heldout_rows)
-    default = score(heldout_rows, DEFAULT_RULES, "DEFAULT_RULES")
-    ok = (
-        default.causal_recall >= TARGET_RECALL
-        and default.hedged_recall >= TARGET_RECALL
-        and default.plain_fp <= TARGET_FP
-    )
-    print(
-        f"\ntargets on held-out: causal and hedged recall >= {TARGET_RECALL}, "
-        f"plain deleted <= {TARGET_FP}: " + ("met" if ok else "MISSED")
-    )
+    print()
+    v2_rows = load_corpus(HELDOUT_V2)
+    figures["held-out v2"] = report("held-out v2 (frozen)", HELDOUT_V2, v2_rows)
+    print()
+    ok = True
+    for name, rows in (("held-out", heldout_rows), ("held-out v2", v2_rows)):
+        met = targets_met(score(rows, DEFAULT_RULES, "DEFAULT_RULES"))
+        ok = ok and met
+        print(
+            f"targets on {name}: causal and hedged recall >= {TARGET_RECALL}, "
+            f"plain deleted <= {TARGET_FP}: " + ("met" if met else "MISSED")
+        )
     fig_fp, fig_recall = figures_scores()
     print(
         f"\nfigures rule (opt-in): FP {fig_fp:.3f} on {len(FIGURES_HONEST)} honest cited "
@@ -227,7 +243,7 @@ def main(argv: list[str]) -> int:
     )
     if "--json" in argv:
         print(json.dumps(figures))
-    if "--misses" in argv:  # in-sample only: the held-out set is never listed
+    if "--misses" in argv:  # in-sample only: no held-out set is ever listed
         insample = score(insample_rows, DEFAULT_RULES, "DEFAULT_RULES")
         for kind, texts in insample.misses.items():
             for t in texts:

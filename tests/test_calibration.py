@@ -44,13 +44,18 @@ def test_corpus_is_well_formed() -> None:
 # under the measured figures so a change that makes the rules worse fails here; they
 # are raised when a change is measured to be better, never lowered to let one in.
 HELDOUT_FLOOR = {"causal": 0.74, "hedged": 0.93, "plain_fp": 0.08}
+HELDOUT_V2_FLOOR = {"causal": 0.62, "hedged": 0.83, "plain_fp": 0.07}
 INSAMPLE_FLOOR = {"causal": 0.76, "hedged": 0.84, "plain_fp": 0.02}
 
 
 def test_rules_hold_their_measured_floors(calibrate: ModuleType) -> None:
     from trustgate.drafts import DEFAULT_RULES
 
-    for path, floor in ((calibrate.HELDOUT, HELDOUT_FLOOR), (calibrate.CORPUS, INSAMPLE_FLOOR)):
+    for path, floor in (
+        (calibrate.HELDOUT, HELDOUT_FLOOR),
+        (calibrate.HELDOUT_V2, HELDOUT_V2_FLOOR),
+        (calibrate.CORPUS, INSAMPLE_FLOOR),
+    ):
         scores = calibrate.score(calibrate.load_corpus(path), DEFAULT_RULES, "default")
         assert scores.causal_recall >= floor["causal"], path.name
         assert scores.hedged_recall >= floor["hedged"], path.name
