@@ -103,7 +103,8 @@ def test_no_thread_is_started_per_crossing() -> None:
 
 
 def test_too_many_stuck_verifiers_fail_fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_executor, "MAX_ABANDONED", 0)
+    monkeypatch.setattr(_executor, "MAX_THREADS", 0)
+    monkeypatch.setattr(_executor, "_LIVE", set())
     result = trustgate.TrustGate(
         "g",
         reads="claim",

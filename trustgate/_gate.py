@@ -15,6 +15,9 @@ hold:
   rewriting the state its gate takes evidence from (``evidence_rewritten``);
 * a verifier that raises or outlives its time limit halts the crossing, with the
   error in the report (a model verifier with ``retries=1`` gets exactly one retry);
+  so does a gate whose own verifier threads are all stuck (see
+  :mod:`trustgate._executor`: each gate has its own bulkhead, so another gate's stuck
+  verifiers cannot stop it);
 * a policy that cannot apply leaves its findings unresolved; failures no policy
   resolved halt: nothing uninspected is released.
 """
@@ -97,6 +100,7 @@ class _Verify:
     claims: Any
     evidence: Evidence
     timeout: float
+    bulkhead: _executor.Bulkhead | None = None  # the gate's own threads
 
 
 def _quiet(fn: Callable[[], Any]) -> Callable[[], Any]:
@@ -135,7 +139,7 @@ def _run_sync(req: _Verify) -> list[Finding]:
             if getattr(v, "bounded", False):
                 result = contextvars.copy_context().run(call)
             else:
-                result = _executor.run_sync(call, req.timeout)
+                result = _executor.run_sync(call, req.timeout, req.bulkhead, v.name)
             return _as_findings(v.name, result)
         except GraphBubbleUp:
             raise
@@ -164,7 +168,7 @@ async def _run_async(req: _Verify) -> list[Finding]:
                 result = await asyncio.wait_for(coro, req.timeout)
             else:
                 call = _quiet(lambda: v.verify(req.claims, req.evidence))
-                result = await _executor.run_async(call, req.timeout)
+                result = await _executor.run_async(call, req.timeout, req.bulkhead, v.name)
             return _as_findings(v.name, result)
         except GraphBubbleUp:
             raise
@@ -541,6 +545,11 @@ class TrustGate(Generic[ClaimsT]):
             everything. Anything the gate neither reads nor lets through is held, and
             the crossing halts.
         timeout: seconds a verifier without its own ``timeout`` may run.
+        threads: verifier runs of this gate on a thread at once (4); more wait
+            in the gate's own queue, never in front of another gate's.
+        max_stuck: this gate's threads that may be stuck past their time limits
+            (8) before its crossings halt at once (``verifier_error``,
+            ``ExecutorExhausted``); other gates are not affected.
 
     Example:
         ```python
@@ -569,6 +578,8 @@ class TrustGate(Generic[ClaimsT]):
         require_claims: bool = True,
         passthrough: str | Sequence[str] = (),
         timeout: float = DEFAULT_TIMEOUT,
+        threads: int = _executor.DEFAULT_THREADS,
+        max_stuck: int = _executor.DEFAULT_MAX_STUCK,
     ) -> None:
         from trustgate import _validate
 
@@ -577,6 +588,11 @@ class TrustGate(Generic[ClaimsT]):
         owner = f"TrustGate({name!r})"
         self.name = name
         self.timeout = float(_validate.seconds(owner, "timeout", timeout) or DEFAULT_TIMEOUT)
+        self.bulkhead = _executor.Bulkhead(
+            name,
+            threads=_validate.count(owner, "threads", threads, minimum=1),
+            max_stuck=_validate.count(owner, "max_stuck", max_stuck, minimum=1),
+        )
         if not isinstance(require_claims, bool):
             raise ConfigurationError(f"{owner}: require_claims must be True or False")
         _validate.not_a_class(owner, "reads", reads, "a reader")
@@ -725,7 +741,7 @@ class TrustGate(Generic[ClaimsT]):
             timeout = v.timeout if v.timeout is not None else self.timeout
             try:
                 with c.span.verifier(v.name) as vs:
-                    found = yield _Verify(v, c.read.claims, c.evidence, timeout)
+                    found = yield _Verify(v, c.read.claims, c.evidence, timeout, self.bulkhead)
                     vs.record(found)
             except VerifierFailure as exc:
                 c.error = str(exc)

@@ -345,7 +345,7 @@ class FunctionVerifier(Generic[ClaimsT]):
 
         limit = self.timeout if self.timeout is not None else 30.0
         found: list[Finding] = await _executor.run_async(
-            lambda: self.verify(claims, evidence), limit
+            lambda: self.verify(claims, evidence), limit, label=self.name
         )
         return found
 
