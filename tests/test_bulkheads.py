@@ -193,6 +193,42 @@ def test_the_process_ceiling_bounds_every_thread_even_for_a_permissive_gate(
     assert r.report.decision == "halted" and "of the process are stuck" in _reason(r)[1]
 
 
+async def test_an_async_verifier_that_ignores_its_cancellation_holds_no_crossing() -> None:
+    """A native verifier is cancelled at its limit; one that catches the cancellation and
+    carries on does not hold the crossing (it halts ``verifier_timeout``) nor the loop."""
+    never = asyncio.Event()
+    cancelled = asyncio.Event()
+    finished = asyncio.Event()
+
+    class Stubborn:
+        name = "stubborn"
+        timeout = LIMIT
+
+        def verify(self, claims: Any, evidence: Evidence) -> list[Finding]:
+            raise AssertionError("the async run uses averify")
+
+        async def averify(self, claims: Any, evidence: Evidence) -> list[Finding]:
+            try:
+                await never.wait()
+            except asyncio.CancelledError:
+                cancelled.set()
+                await never.wait()  # refuses to stop
+            finally:
+                finished.set()
+            return [Finding.ok(self.name)]
+
+    gate = TrustGate("s", reads="claim", verifiers=[Stubborn()])
+    try:
+        r = await asyncio.wait_for(gate.acheck({"claim": "x"}, node="n"), 30)
+        assert r.report.decision == "halted" and not r.released
+        assert _reason(r)[0] == "verifier_timeout"
+        assert (await asyncio.wait_for(quick_gate().acheck({"claim": "y"}, node="m"), 30)).released
+    finally:
+        never.set()
+        await asyncio.wait_for(finished.wait(), 30)
+    assert cancelled.is_set()
+
+
 # --- the arguments ---------------------------------------------------------------------
 
 

@@ -35,7 +35,7 @@ import contextvars
 import logging
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "ExecutorExhausted",
     "VerifierTimeout",
     "run_async",
+    "run_coroutine",
     "run_sync",
     "stats",
 ]
@@ -310,6 +311,37 @@ async def run_async(
     except asyncio.CancelledError:
         abandon(job)  # the crossing was cancelled: nobody waits for the run any more
         raise
+
+
+def _late(task: asyncio.Task[Any]) -> None:
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None:
+        logger.warning("a verifier that outlived its time limit failed later: %r", exc)
+    else:
+        logger.warning("a verifier that outlived its time limit returned later; ignored")
+
+
+async def run_coroutine(
+    coro: Coroutine[Any, Any, Any], timeout: float, context: contextvars.Context | None = None
+) -> Any:
+    """Await a native verifier coroutine for at most ``timeout`` s, then cancel it.
+
+    The crossing does not wait for the cancellation to be honoured: a verifier that
+    catches it and carries on keeps running on the loop, but holds no crossing (its
+    late outcome is logged and ignored)."""
+    task = asyncio.get_running_loop().create_task(coro, context=context)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if task in done:
+        return task.result()
+    task.cancel()
+    task.add_done_callback(_late)
+    raise VerifierTimeout(f"did not finish within {timeout:g}s")
 
 
 def stats() -> dict[str, int]:

@@ -24,7 +24,6 @@ hold:
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import logging
 import secrets
@@ -163,9 +162,11 @@ async def _run_async(req: _Verify) -> list[Finding]:
     for _ in range(_attempts(v)):
         try:
             if averify is not None:
+                # created and run in a context of its own, outside the node's run; it is
+                # cancelled at its limit, and the crossing does not wait for it to agree
                 ctx = contextvars.copy_context()
                 coro = ctx.run(_quiet(lambda: averify(req.claims, req.evidence)))
-                result = await asyncio.wait_for(coro, req.timeout)
+                result = await _executor.run_coroutine(coro, req.timeout, ctx)
             else:
                 call = _quiet(lambda: v.verify(req.claims, req.evidence))
                 result = await _executor.run_async(call, req.timeout, req.bulkhead, v.name)
