@@ -15,9 +15,9 @@ hold:
   rewriting the state its gate takes evidence from (``evidence_rewritten``);
 * a verifier that raises or outlives its time limit halts the crossing, with the
   error in the report (a model verifier with ``retries=1`` gets exactly one retry);
-  so does a gate whose own verifier threads are all stuck (see
-  :mod:`trustgate._executor`: each gate has its own bulkhead, so another gate's stuck
-  verifiers cannot stop it);
+  so does a crossing that outlives its gate's ``budget`` (``budget_exceeded``), and a
+  gate whose own verifier threads are all stuck (see :mod:`trustgate._executor`: each
+  gate has its own bulkhead, so another gate's stuck verifiers cannot stop it);
 * a policy that cannot apply leaves its findings unresolved; failures no policy
   resolved halt: nothing uninspected is released.
 """
@@ -35,7 +35,7 @@ from typing import Any, Generic
 from langchain_core.messages import BaseMessage
 from typing_extensions import TypeVar
 
-from trustgate import _executor, otel
+from trustgate import _budget, _executor, otel
 from trustgate._apply import CannotApply, apply_rewrite, get_path, text_at
 from trustgate._findings import Finding
 from trustgate._output import NodeOutput, Part
@@ -100,6 +100,7 @@ class _Verify:
     evidence: Evidence
     timeout: float
     bulkhead: _executor.Bulkhead | None = None  # the gate's own threads
+    deadline: _budget.Deadline | None = None  # when the crossing's budget runs out
 
 
 def _quiet(fn: Callable[[], Any]) -> Callable[[], Any]:
@@ -133,20 +134,48 @@ def _run_sync(req: _Verify) -> list[Finding]:
     last: BaseException | None = None
     code = "verifier_error"
     for _ in range(_attempts(v)):
+        limit, cut = _limit(req)
         try:
             call = _quiet(lambda: v.verify(req.claims, req.evidence))
             if getattr(v, "bounded", False):
                 result = contextvars.copy_context().run(call)
             else:
-                result = _executor.run_sync(call, req.timeout, req.bulkhead, v.name)
-            return _as_findings(v.name, result)
-        except GraphBubbleUp:
+                result = _executor.run_sync(call, limit, req.bulkhead, v.name)
+            return _in_time(req, _as_findings(v.name, result))
+        except (GraphBubbleUp, VerifierFailure):
             raise
         except (_executor.VerifierTimeout, TimeoutError) as exc:
+            _over_budget(req, cut)
             last, code = exc, "verifier_timeout"
         except Exception as exc:
             last, code = exc, "verifier_error"
     raise VerifierFailure(v.name, code, f"{type(last).__name__}: {last}")
+
+
+def _limit(req: _Verify) -> tuple[float, bool]:
+    """The limit of the next run: the verifier's, or what is left of the crossing's
+    budget when that is less (then ``True``). A spent budget fails before the run."""
+    if req.deadline is None:
+        return req.timeout, False
+    if req.deadline.passed():
+        name = req.verifier.name
+        raise VerifierFailure(name, "budget_exceeded", req.deadline.not_started(name))
+    return req.deadline.limit(req.timeout)
+
+
+def _over_budget(req: _Verify, cut: bool) -> None:
+    """A run that timed out at the budget's limit (not its own) is the budget's halt."""
+    if cut and req.deadline is not None:
+        name = req.verifier.name
+        raise VerifierFailure(name, "budget_exceeded", req.deadline.ran_out(name))
+
+
+def _in_time(req: _Verify, found: list[Finding]) -> list[Finding]:
+    """Findings that arrived after the budget ran out do not count."""
+    if req.deadline is not None and req.deadline.passed():
+        name = req.verifier.name
+        raise VerifierFailure(name, "budget_exceeded", req.deadline.too_late(name))
+    return found
 
 
 async def _run_async(req: _Verify) -> list[Finding]:
@@ -160,20 +189,22 @@ async def _run_async(req: _Verify) -> list[Finding]:
     last: BaseException | None = None
     code = "verifier_error"
     for _ in range(_attempts(v)):
+        limit, cut = _limit(req)
         try:
             if averify is not None:
                 # created and run in a context of its own, outside the node's run; it is
                 # cancelled at its limit, and the crossing does not wait for it to agree
                 ctx = contextvars.copy_context()
                 coro = ctx.run(_quiet(lambda: averify(req.claims, req.evidence)))
-                result = await _executor.run_coroutine(coro, req.timeout, ctx)
+                result = await _executor.run_coroutine(coro, limit, ctx)
             else:
                 call = _quiet(lambda: v.verify(req.claims, req.evidence))
-                result = await _executor.run_async(call, req.timeout, req.bulkhead, v.name)
-            return _as_findings(v.name, result)
-        except GraphBubbleUp:
+                result = await _executor.run_async(call, limit, req.bulkhead, v.name)
+            return _in_time(req, _as_findings(v.name, result))
+        except (GraphBubbleUp, VerifierFailure):
             raise
         except (_executor.VerifierTimeout, TimeoutError) as exc:
+            _over_budget(req, cut)
             last, code = exc, "verifier_timeout"
         except Exception as exc:
             last, code = exc, "verifier_error"
@@ -295,6 +326,7 @@ class _Crossing:
         self.evidence = Evidence()
         self.span: Any = None
         self.notes: list[str] = []  # why a policy's release resolved less than it said
+        self.deadline: _budget.Deadline | None = None  # the gate's budget, if it has one
         self._ledger: list[Part] | None = None
 
     # the part ledger of the output as it stands
@@ -546,6 +578,10 @@ class TrustGate(Generic[ClaimsT]):
             everything. Anything the gate neither reads nor lets through is held, and
             the crossing halts.
         timeout: seconds a verifier without its own ``timeout`` may run.
+        budget: seconds the whole crossing may take (every verifier, retries,
+            re-verification, and the earlier attempts of a re-rendered node);
+            past it the crossing halts with ``budget_exceeded``. ``None`` (the
+            default): no budget beyond each verifier's own limit.
         threads: verifier runs of this gate on a thread at once (4); more wait
             in the gate's own queue, never in front of another gate's.
         max_stuck: this gate's threads that may be stuck past their time limits
@@ -579,6 +615,7 @@ class TrustGate(Generic[ClaimsT]):
         require_claims: bool = True,
         passthrough: str | Sequence[str] = (),
         timeout: float = DEFAULT_TIMEOUT,
+        budget: float | None = None,
         threads: int = _executor.DEFAULT_THREADS,
         max_stuck: int = _executor.DEFAULT_MAX_STUCK,
     ) -> None:
@@ -589,11 +626,13 @@ class TrustGate(Generic[ClaimsT]):
         owner = f"TrustGate({name!r})"
         self.name = name
         self.timeout = float(_validate.seconds(owner, "timeout", timeout) or DEFAULT_TIMEOUT)
+        self.budget = _validate.seconds(owner, "budget", budget, optional=True)
         self.bulkhead = _executor.Bulkhead(
             name,
             threads=_validate.count(owner, "threads", threads, minimum=1),
             max_stuck=_validate.count(owner, "max_stuck", max_stuck, minimum=1),
         )
+        self._carry = _budget.Carry()
         if not isinstance(require_claims, bool):
             raise ConfigurationError(f"{owner}: require_claims must be True or False")
         _validate.not_a_class(owner, "reads", reads, "a reader")
@@ -703,6 +742,11 @@ class TrustGate(Generic[ClaimsT]):
         c.accounting = dict(accounting or {})
         c.findings.extend(c.bind(read_failures))
         c.findings.extend(malformed)
+        carry_key = None
+        if self.budget is not None:
+            carry_key = _budget.Carry.key(ctx.meta, ctx.node, ctx.phase)
+            spent = self._carry.take(carry_key, ctx.attempt)
+            c.deadline = _budget.Deadline.start(self.budget, spent)
         with otel.crossing(self.name, ctx.node, config=ctx.config, attempt=ctx.attempt) as span:
             c.span = span
             try:
@@ -728,6 +772,9 @@ class TrustGate(Generic[ClaimsT]):
                     c.output if c.route == "release" else None,
                     c.rerender,
                 )
+                if c.deadline is not None and c.route == "rerender":
+                    # the next attempt's crossing continues this budget
+                    self._carry.keep(carry_key, c.deadline.budget - c.deadline.remaining())
             except BaseException as exc:
                 from langgraph.errors import GraphBubbleUp
 
@@ -742,7 +789,9 @@ class TrustGate(Generic[ClaimsT]):
             timeout = v.timeout if v.timeout is not None else self.timeout
             try:
                 with c.span.verifier(v.name) as vs:
-                    found = yield _Verify(v, c.read.claims, c.evidence, timeout, self.bulkhead)
+                    found = yield _Verify(
+                        v, c.read.claims, c.evidence, timeout, self.bulkhead, c.deadline
+                    )
                     vs.record(found)
             except VerifierFailure as exc:
                 c.error = str(exc)
