@@ -17,7 +17,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
+import hashlib
+import hmac
 import logging
+import os
 import secrets
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any, cast
@@ -76,6 +79,39 @@ def _hand_up(reports: Sequence[Report]) -> None:
 # the release, before the task's own writes were saved) delivers the same decision
 # again instead of deciding anew: one crossing, one report, delivered twice.
 RELEASE_CHANNEL = "__trustgate_release__"
+
+
+_RELEASE_KEY_LABEL = b"trustgate-release-record-key-v1"
+
+
+def _release_key(config: Mapping[str, Any]) -> bytes | None:
+    """The key a release record is sealed under: one the worker that resumes the thread
+    after a crash holds, which is always another process. That is the key of the
+    database the record is kept in: the report log's when the run's checkpointer is a
+    ``ReportingSaver`` (``connect()``), else the configured ledger key (every process
+    sharing a database needs it), derived under a label of its own. ``None`` (the
+    review key, else a key of this process) when neither is there: an in-memory saver,
+    which no other process reads."""
+    from trustgate.errors import LedgerKeyError
+    from trustgate.evidence.keys import KEY_ENV, KEY_FILE_ENV, SealKey, resolve_key
+
+    log = getattr(_compat.checkpointer(config), "report_log", None)
+    found = getattr(log, "seal_key", None)
+    if isinstance(found, SealKey) and found.origin in ("random", "ephemeral"):
+        found = None  # an in-memory log's own key: no better than this process's
+    if not isinstance(found, SealKey) and (os.environ.get(KEY_ENV) or os.environ.get(KEY_FILE_ENV)):
+        try:
+            found = resolve_key(None)
+        except LedgerKeyError as exc:
+            logger.warning(
+                "the ledger key cannot be read (%s): a release is recorded under this "
+                "process's key, and a worker resuming after a crash decides again",
+                exc,
+            )
+            return None
+    if not isinstance(found, SealKey):
+        return None
+    return hmac.new(found.secret, _RELEASE_KEY_LABEL, hashlib.sha256).digest()
 
 
 def _may_run_again(config: Mapping[str, Any]) -> bool:
@@ -185,7 +221,11 @@ def _with_issues(input: Any, decision: Rerender, carry: Sequence[Any]) -> Any:
 
 
 def _seal(
-    value: Any, config: Mapping[str, Any] | None = None, *, quiet: bool = False
+    value: Any,
+    config: Mapping[str, Any] | None = None,
+    *,
+    quiet: bool = False,
+    key: bytes | None = None,
 ) -> dict[str, Any]:
     """A held value as a durable task returns it: encrypted and authenticated (see
     :mod:`trustgate.graph._seal`), so that what is waiting for a person's decision is
@@ -194,7 +234,7 @@ def _seal(
     from trustgate.graph import _seal as seal
 
     kind, data = _compat.serde(config or var_child_runnable_config.get()).dumps_typed(value)
-    return seal.seal(kind, data, quiet=quiet)
+    return seal.seal(kind, data, quiet=quiet, key=key)
 
 
 def _unseal(
@@ -203,12 +243,13 @@ def _unseal(
     node: str = "?",
     *,
     quiet: bool = False,
+    key: bytes | None = None,
 ) -> Any:
     """The held value, only once its tag is checked: a tampered or foreign task result
     is refused with a typed error before anything is decoded."""
     from trustgate.graph import _seal as seal
 
-    kind, data = seal.open_sealed(sealed, node, quiet=quiet)
+    kind, data = seal.open_sealed(sealed, node, quiet=quiet, key=key)
     serde = _compat.serde(config or var_child_runnable_config.get())
     return serde.loads_typed((kind, data))
 
@@ -809,7 +850,8 @@ class GuardedNode:
                 "raised": raised,
                 "reports": [r.to_json_dict() for r in reports],
             }
-            writes.append((RELEASE_CHANNEL, _seal(payload, config, quiet=True)))
+            sealed = _seal(payload, config, quiet=True, key=_release_key(config))
+            writes.append((RELEASE_CHANNEL, sealed))
         except Exception as exc:  # a value the serializer cannot take: recorded, not kept
             logger.warning(
                 "node %r: what its gates released cannot be kept for a delivery after a "
@@ -889,7 +931,9 @@ class GuardedNode:
             earlier = None
             if sealed is not None:
                 try:
-                    earlier = _unseal(sealed, config, self.name, quiet=True)
+                    earlier = _unseal(
+                        sealed, config, self.name, quiet=True, key=_release_key(config)
+                    )
                 except ReviewSealError as exc:  # sealed under another key: decide anew
                     logger.warning(
                         "node %r: an earlier release of this task cannot be read (%s); "

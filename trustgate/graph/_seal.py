@@ -152,11 +152,14 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def seal(kind: str, data: bytes, *, quiet: bool = False) -> dict[str, Any]:
+def seal(
+    kind: str, data: bytes, *, quiet: bool = False, key: bytes | None = None
+) -> dict[str, Any]:
     """A serialized value (``kind``, ``data``: what ``dumps_typed`` returns) sealed.
-    ``quiet``: no warning about the random per-process key (a release kept for a
-    delivery after a crash only works less well without a configured key)."""
-    keys = _keys(quiet)
+    ``quiet``: no warning about the random per-process key. ``key``: seal under this
+    key instead of the review key (a release kept beside its task for a delivery after
+    a crash is sealed under the key of the database that keeps it)."""
+    keys = _keys(quiet) if key is None else _Keys(key, random=False)
     nonce = secrets.token_bytes(_NONCE_BYTES)
     plain = kind.encode("utf-8") + b"\x00" + data
     ciphertext = _xor(plain, _stream(keys.enc, nonce, len(plain)))
@@ -187,8 +190,11 @@ def _field(sealed: Mapping[str, Any], name: str) -> bytes:
         ) from None
 
 
-def open_sealed(sealed: Any, node: str, *, quiet: bool = False) -> tuple[str, bytes]:
-    """``(kind, data)`` of a sealed value, after its tag was checked.
+def open_sealed(
+    sealed: Any, node: str, *, quiet: bool = False, key: bytes | None = None
+) -> tuple[str, bytes]:
+    """``(kind, data)`` of a sealed value, after its tag was checked (``key``: as for
+    :func:`seal`).
 
     Raises :class:`~trustgate.errors.ReviewKeyMismatch` for a value sealed under another
     key and :class:`~trustgate.errors.ReviewSealTampered` for anything that does not fit
@@ -203,9 +209,15 @@ def open_sealed(sealed: Any, node: str, *, quiet: bool = False) -> tuple[str, by
             f"the output node {node!r} held for review has seal version "
             f"{sealed.get('v')!r}; this version opens {_VERSION}"
         )
-    keys = _keys(quiet)
+    keys = _keys(quiet) if key is None else _Keys(key, random=False)
     key_id = sealed.get("key_id")
     if key_id != keys.key_id:
+        if key is not None:
+            raise ReviewKeyMismatch(
+                f"what node {node!r} released was recorded under another key (key id "
+                f"{key_id}, this process has {keys.key_id}): every worker sharing the "
+                "database needs the same ledger key"
+            )
         raise ReviewKeyMismatch(_mismatch(node, sealed, keys))
     nonce, ciphertext = _field(sealed, "nonce"), _field(sealed, "sealed")
     tag = _field(sealed, "tag")
