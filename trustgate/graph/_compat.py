@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
+from trustgate._report import REPORTS_KEY
 from trustgate.errors import LangGraphCompatibilityError
 
 __all__ = [
@@ -283,11 +284,21 @@ def keep_aside(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> 
 RELEASED = "released"  # the suffix of the task id a release is recorded under
 
 
-def persist_beside(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> bool:
+def _delivery_suffix(delivery: int) -> str:
+    """Where a delivery's report is saved beside its task: the first with the release
+    record, each delivery after a crash under an id of its own (a saver keeps the first
+    write of a task id and index as written, so a count saved over it would be lost)."""
+    return RELEASED if delivery <= 1 else f"{RELEASED}~{delivery}"
+
+
+def persist_beside(
+    config: Mapping[str, Any], writes: Sequence[tuple[str, Any]], delivery: int = 1
+) -> bool:
     """Write ``writes`` next to the running task now, synchronously, or raise: what a
-    released crossing's report needs before anything acts on the release. ``False``
-    when the run has no checkpointer (nothing to make it durable in)."""
-    target = _aside(config, RELEASED)
+    released crossing's report needs before anything acts on the release (``delivery``:
+    which delivery of it this is). ``False`` when the run has no checkpointer (nothing
+    to make it durable in)."""
+    target = _aside(config, _delivery_suffix(delivery))
     if target is None:
         return False
     saver, cfg, task = target
@@ -295,9 +306,11 @@ def persist_beside(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]])
     return True
 
 
-async def apersist_beside(config: Mapping[str, Any], writes: Sequence[tuple[str, Any]]) -> bool:
+async def apersist_beside(
+    config: Mapping[str, Any], writes: Sequence[tuple[str, Any]], delivery: int = 1
+) -> bool:
     """Async :func:`persist_beside` (a sync-only saver is written the way it can)."""
-    target = _aside(config, RELEASED)
+    target = _aside(config, _delivery_suffix(delivery))
     if target is None:
         return False
     saver, cfg, task = target
@@ -308,13 +321,15 @@ async def apersist_beside(config: Mapping[str, Any], writes: Sequence[tuple[str,
     return True
 
 
-def _released_from(tup: Any, task: str, channel: str) -> Any:
+def _released_from(tup: Any, task: str, channel: str) -> tuple[Any, dict[str, int]] | None:
     """The release recorded beside the task, when the task itself has no writes saved
-    (a crash came before them). A task that has writes of its own is one LangGraph runs
-    again on purpose (time travel, a resume at a checkpoint the thread moved past):
-    that run decides anew."""
+    (a crash came before them), with the highest delivery count saved so far for each
+    report id. A task that has writes of its own is one LangGraph runs again on purpose
+    (time travel, a resume at a checkpoint the thread moved past): that run decides
+    anew."""
     own = task.rsplit("~trustgate~", 1)[0]
     found = None
+    counts: dict[str, int] = {}
     for write in getattr(tup, "pending_writes", None) or ():
         if len(write) < 3:
             continue
@@ -322,13 +337,24 @@ def _released_from(tup: Any, task: str, channel: str) -> Any:
             return None
         if write[0] == task and write[1] == channel:
             found = write[2]
-    return found
+        if (write[0] == task or str(write[0]).startswith(task + "~")) and write[1] == REPORTS_KEY:
+            for item in write[2] if isinstance(write[2], (list, tuple)) else [write[2]]:
+                rid = item.get("id") if isinstance(item, Mapping) else getattr(item, "id", None)
+                n = (
+                    item.get("deliveries", 1)
+                    if isinstance(item, Mapping)
+                    else getattr(item, "deliveries", 1)
+                )
+                if isinstance(rid, str) and isinstance(n, int):
+                    counts[rid] = max(counts.get(rid, 0), n)
+    return None if found is None else (found, counts)
 
 
-def prior_release(config: Mapping[str, Any], channel: str) -> Any:
+def prior_release(config: Mapping[str, Any], channel: str) -> tuple[Any, dict[str, int]] | None:
     """What an earlier execution of the running task recorded it released (``channel``
-    beside the task), or ``None``: LangGraph runs a task again when a crash came after
-    the task released but before its own writes were saved (at-least-once)."""
+    beside the task) and how many deliveries of each report were saved, or ``None``:
+    LangGraph runs a task again when a crash came after the task released but before
+    its own writes were saved (at-least-once)."""
     target = _aside(config, RELEASED)
     if target is None:
         return None
@@ -336,7 +362,9 @@ def prior_release(config: Mapping[str, Any], channel: str) -> Any:
     return _released_from(saver.get_tuple(cfg), task, channel)
 
 
-async def aprior_release(config: Mapping[str, Any], channel: str) -> Any:
+async def aprior_release(
+    config: Mapping[str, Any], channel: str
+) -> tuple[Any, dict[str, int]] | None:
     target = _aside(config, RELEASED)
     if target is None:
         return None

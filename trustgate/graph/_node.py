@@ -271,6 +271,11 @@ def _persisted(arg: Sequence[Any]) -> list[tuple[str, Any]]:
     return list(arg)
 
 
+def _delivery(arg: Sequence[Any]) -> int:
+    """Which delivery a persist effect records: a redelivery's reports count it."""
+    return max((r.deliveries for r in arg if isinstance(r, Report)), default=1)
+
+
 class _Paused(Exception):
     """The node raised ``interrupt()``: the pause and the hold of what it streamed,
     carried to the gate, which decides whether the pause may surface."""
@@ -863,13 +868,14 @@ class GuardedNode:
         return writes
 
     def _redeliver(
-        self, config: dict[str, Any], got: Mapping[str, Any]
+        self, config: dict[str, Any], got: Mapping[str, Any], delivered: Mapping[str, int]
     ) -> Generator[_Effect, Any, Any]:
         """An earlier execution of this task released, and a crash came before its own
-        writes were saved: the same release is delivered again (recorded as a second
-        delivery of the same crossing), the node is not run and nothing is decided anew."""
+        writes were saved: the same release is delivered again (recorded as one more
+        delivery of the same crossing than ``delivered`` says were saved beside the task),
+        the node is not run and nothing is decided anew."""
         reports = [
-            r.model_copy(update={"deliveries": r.deliveries + 1})
+            r.model_copy(update={"deliveries": max(r.deliveries, delivered.get(r.id, 1)) + 1})
             for r in (Report.coerce(d) for d in got["reports"])
         ]
         logger.warning(
@@ -927,7 +933,8 @@ class GuardedNode:
         inside it as ``GateHalted``; ``record`` collects the reports of guarded nodes
         inside this one, kept with this node's own."""
         if _may_run_again(config):
-            sealed = yield ("prior", None)
+            prior = yield ("prior", None)
+            sealed, delivered = prior if prior is not None else (None, {})
             earlier = None
             if sealed is not None:
                 try:
@@ -942,7 +949,7 @@ class GuardedNode:
                         exc,
                     )
             if earlier is not None:
-                return (yield from self._redeliver(config, earlier))
+                return (yield from self._redeliver(config, earlier, delivered))
         reports: list[Report] = []
         carry: list[Any] = []
         issues: list[str] = []  # everything the gate told the node so far
@@ -1070,7 +1077,7 @@ class GuardedNode:
                     elif kind == "persist":
                         try:
                             writes = _persisted(arg)
-                            result = _compat.persist_beside(config, writes)
+                            result = _compat.persist_beside(config, writes, _delivery(arg))
                             if self.log is not None:  # logged before anything is released
                                 self.log.record(reports_in(writes), config)
                         except Exception as failed:
@@ -1127,7 +1134,7 @@ class GuardedNode:
                     elif kind == "persist":
                         try:
                             writes = _persisted(arg)
-                            result = await _compat.apersist_beside(config, writes)
+                            result = await _compat.apersist_beside(config, writes, _delivery(arg))
                             if self.log is not None:  # logged before anything is released
                                 await self.log.arecord(reports_in(writes), config)
                         except Exception as failed:
