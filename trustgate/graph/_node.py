@@ -20,7 +20,6 @@ import copy
 import hashlib
 import hmac
 import logging
-import os
 import secrets
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any, cast
@@ -84,34 +83,15 @@ RELEASE_CHANNEL = "__trustgate_release__"
 _RELEASE_KEY_LABEL = b"trustgate-release-record-key-v1"
 
 
-def _release_key(config: Mapping[str, Any]) -> bytes | None:
+def _release_key() -> bytes:
     """The key a release record is sealed under: one the worker that resumes the thread
-    after a crash holds, which is always another process. That is the key of the
-    database the record is kept in: the report log's when the run's checkpointer is a
-    ``ReportingSaver`` (``connect()``), else the configured ledger key (every process
-    sharing a database needs it), derived under a label of its own. ``None`` (the
-    review key, else a key of this process) when neither is there: an in-memory saver,
-    which no other process reads."""
-    from trustgate.errors import LedgerKeyError
-    from trustgate.evidence.keys import KEY_ENV, KEY_FILE_ENV, SealKey, resolve_key
+    after a crash (always another process) holds, the key the gate seals its reports
+    under (the configured ledger key, which a database shared by processes requires;
+    else this process's key), derived under a label of its own."""
+    from trustgate import _report_seal
 
-    log = getattr(_compat.checkpointer(config), "report_log", None)
-    found = getattr(log, "seal_key", None)
-    if isinstance(found, SealKey) and found.origin in ("random", "ephemeral"):
-        found = None  # an in-memory log's own key: no better than this process's
-    if not isinstance(found, SealKey) and (os.environ.get(KEY_ENV) or os.environ.get(KEY_FILE_ENV)):
-        try:
-            found = resolve_key(None)
-        except LedgerKeyError as exc:
-            logger.warning(
-                "the ledger key cannot be read (%s): a release is recorded under this "
-                "process's key, and a worker resuming after a crash decides again",
-                exc,
-            )
-            return None
-    if not isinstance(found, SealKey):
-        return None
-    return hmac.new(found.secret, _RELEASE_KEY_LABEL, hashlib.sha256).digest()
+    secret = _report_seal.report_key().secret
+    return hmac.new(secret, _RELEASE_KEY_LABEL, hashlib.sha256).digest()
 
 
 def _may_run_again(config: Mapping[str, Any]) -> bool:
@@ -855,7 +835,7 @@ class GuardedNode:
                 "raised": raised,
                 "reports": [r.to_json_dict() for r in reports],
             }
-            sealed = _seal(payload, config, quiet=True, key=_release_key(config))
+            sealed = _seal(payload, config, quiet=True, key=_release_key())
             writes.append((RELEASE_CHANNEL, sealed))
         except Exception as exc:  # a value the serializer cannot take: recorded, not kept
             logger.warning(
@@ -938,9 +918,7 @@ class GuardedNode:
             earlier = None
             if sealed is not None:
                 try:
-                    earlier = _unseal(
-                        sealed, config, self.name, quiet=True, key=_release_key(config)
-                    )
+                    earlier = _unseal(sealed, config, self.name, quiet=True, key=_release_key())
                 except ReviewSealError as exc:  # sealed under another key: decide anew
                     logger.warning(
                         "node %r: an earlier release of this task cannot be read (%s); "

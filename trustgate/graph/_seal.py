@@ -158,7 +158,8 @@ def seal(
     """A serialized value (``kind``, ``data``: what ``dumps_typed`` returns) sealed.
     ``quiet``: no warning about the random per-process key. ``key``: seal under this
     key instead of the review key (a release kept beside its task for a delivery after
-    a crash is sealed under the key of the database that keeps it)."""
+    a crash is sealed under a key derived from the ledger key the gate seals its reports
+    under)."""
     keys = _keys(quiet) if key is None else _Keys(key, random=False)
     nonce = secrets.token_bytes(_NONCE_BYTES)
     plain = kind.encode("utf-8") + b"\x00" + data
@@ -216,7 +217,8 @@ def open_sealed(
             raise ReviewKeyMismatch(
                 f"what node {node!r} released was recorded under another key (key id "
                 f"{key_id}, this process has {keys.key_id}): every worker sharing the "
-                "database needs the same ledger key"
+                "database needs the same ledger key (TRUSTGATE_LEDGER_KEY or "
+                "TRUSTGATE_LEDGER_KEY_FILE)"
             )
         raise ReviewKeyMismatch(_mismatch(node, sealed, keys))
     nonce, ciphertext = _field(sealed, "nonce"), _field(sealed, "sealed")
