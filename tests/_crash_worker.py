@@ -9,23 +9,25 @@ task (and between the saver's write and the report log's), just before or after 
 checkpoint ``put``, inside ``act``, or at the first save after ``act`` returned.
 
 Everything that "acts" on a released output records, outside the database (an
-append-only file, fsync'd), what it acted on and whether the crossing's report was
+append-only file), what it acted on and whether the crossing's report was
 already in the report log, read through a separate read-only connection: ``act`` (the
 successor) and the stream consumer (the caller reading ``updates``).
 
 Why a zygote: importing LangGraph and trustgate costs seconds in a fresh interpreter,
 and a SIGKILL necessarily ends the process, so a few hundred attempts cannot each be a
-``spawn``. :func:`serve` (``python tests/_crash_worker.py``) imports everything once,
-then forks one child per attempt it reads on stdin and answers with the child's exit
-status; it holds no connection and runs no thread, so every child starts as clean as a
-spawned worker would (which :func:`attempt` also supports: it takes one picklable
-dict and opens its own connections).
+``spawn``. :func:`serve` (``python tests/_crash_worker.py``) imports everything once and
+warms up with one whole run (then drops what a process keeps for itself: its random
+keys, its verifier threads), then forks one child per attempt it reads on stdin and
+answers with the child's exit status; it holds no connection and runs no thread, so
+every child starts as clean as a spawned worker would (which :func:`attempt` also
+supports: it takes one picklable dict and opens its own connections).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import operator
 import os
@@ -101,11 +103,12 @@ def cfg(thread: str) -> RunnableConfig:
 
 
 def _append(path: str, record: dict[str, Any]) -> None:
-    """One JSON line, appended and fsync'd: it survives the SIGKILL that follows."""
+    """One JSON line, appended with one ``write``: it is the kernel's once the call
+    returns, so it survives the SIGKILL that follows (what is killed is the process,
+    not the machine: no fsync needed)."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.write(fd, (json.dumps(record, sort_keys=True) + "\n").encode())
-        os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -436,9 +439,103 @@ def _wait(pid: int, timeout: float) -> tuple[int, bool]:
         time.sleep(0.005)
 
 
+# imported on first use by connect()/aconnect() for a postgresql:// URL
+_PG_MODULES = (
+    "psycopg",
+    "psycopg_pool",
+    "trustgate.persistence._postgres",
+    "langgraph.checkpoint.postgres",
+    "langgraph.checkpoint.postgres.aio",
+    "langgraph.store.postgres",
+    "langgraph.store.postgres.aio",
+)
+
+
+def _warm(workdir: Path) -> None:
+    """What the first attempt in a fresh interpreter does once (the lazy imports of the
+    backends, LangGraph's compile and pydantic's schemas), done here once, so that a
+    child spends its time on its attempt: a whole run, sync and async, on a throwaway
+    SQLite file, and the PostgreSQL modules imported.
+
+    Then what the warm-up made that belongs to one process is dropped (the random
+    review key, the report key resolved from the environment), so every child makes its
+    own, as a spawned worker would: a shared random key would hide a record the next
+    worker cannot read. The zygote keeps no connection and no thread."""
+    import importlib
+    import shutil
+    import tempfile
+    import threading
+
+    tmp = Path(tempfile.mkdtemp(prefix="warm", dir=workdir))
+    for api in ("sync", "async"):
+        spec: dict[str, Any] = {
+            "url": str(tmp / "warm.db"),
+            "thread": f"warm-{api}",
+            "lying": False,
+            "policy": "override",
+            "durability": "sync",
+            "api": api,
+            "mode": "start",
+            "kill": None,
+            "n": 1,
+            "attempt": 0,
+            **{
+                name: str(tmp / f"{api}.{name}")
+                for name in ("kills", "acted", "deliveries", "result")
+            },
+        }
+        wire = Tripwire(spec)
+        if api == "async":
+            asyncio.run(_async(spec, wire))
+        else:
+            _sync(spec, wire)
+        results = [json.loads(line) for line in Path(spec["result"]).read_text().splitlines()]
+        assert [r["outcome"] for r in results] == ["done"], results
+    shutil.rmtree(tmp)
+    for name in _PG_MODULES:
+        importlib.import_module(name)
+    _forget_process_keys()
+    _stop_verifier_threads()
+    assert threading.active_count() == 1, threading.enumerate()
+
+
+def _forget_process_keys() -> None:
+    """Drop the keys a process makes or resolves once and keeps (where this version of
+    trustgate has them)."""
+    from trustgate.graph import _seal
+
+    _seal._random_key = None
+    _seal._warned = False
+    with contextlib.suppress(ImportError):  # a version without gate-sealed reports
+        from trustgate import _report_seal
+
+        _report_seal._keys.clear()
+
+
+def _stop_verifier_threads() -> None:
+    """End the threads the warm-up's verifier started (trustgate's verifier pool) and
+    give the pool a fresh start: a forked child has none of its parent's threads, so a
+    pool that believes it has them would queue every verifier for nobody."""
+    from trustgate import _executor
+
+    pool = _executor._POOL
+    with pool.lock:
+        workers = list(pool.workers)
+        for w in workers:
+            w.abandoned = True
+    for _w in workers:  # wake each once: it sees it is written off and ends
+        job = _executor._Job(lambda: None, contextvars.copy_context())
+        job.future.cancel()
+        pool.jobs.put(job)
+    for w in workers:
+        w.join(10)
+    _executor._POOL = _executor._Pool()
+
+
 def serve() -> None:
     """Read one JSON attempt per stdin line, fork a child for it, answer one JSON line
     ``{"status": exit code, "hung": bool}`` per attempt. Ends at end of input."""
+    _warm(Path.cwd())
     ready = {"ready": os.getpid()}
     print(json.dumps(ready), flush=True)
     for line in sys.stdin:

@@ -24,7 +24,8 @@ Over every run, on each backend:
 And with a file-size limit the database cannot grow past (SQLite, ``RLIMIT_FSIZE``): a
 run whose report cannot be saved releases nothing (``act`` never runs, nothing of the
 writer is streamed), raises the database's own error saying nothing was released, and
-prints no traceback; what was released has its report.
+prints no traceback; what was released has its report. Each such run is then resumed
+with room again, and the same figures are taken over the finished threads.
 
 Workers are forked from a zygote that imported everything once (``tests/_crash_worker.py``),
 so a few hundred killed processes cost seconds, not minutes.
@@ -97,6 +98,7 @@ class Figures:
     runs: int = 0
     attempts: int = 0
     kills: Counter[str] = field(default_factory=Counter)
+    fills: Counter[str] = field(default_factory=Counter)
     outcomes: Counter[str] = field(default_factory=Counter)
     acted: int = 0
     streamed: int = 0
@@ -115,9 +117,12 @@ class Figures:
 
     def show(self) -> str:
         kills = ", ".join(f"{p} {self.kills[p]}" for p in POINTS)
+        where = f"kills per point: {kills} (total {sum(self.kills.values())})"
+        if self.fills:
+            where = f"disk full at: {dict(sorted(self.fills.items()))}"
         return (
             f"[{self.backend}] runs {self.runs}, attempts {self.attempts} "
-            f"({self.seconds:.0f} s); kills per point: {kills} (total {sum(self.kills.values())}); "
+            f"({self.seconds:.0f} s); {where}; "
             f"outcomes {dict(self.outcomes)}; acted on by act {self.acted}, by the stream "
             f"consumer {self.streamed}; acted on without a durable report "
             f"{len(self.acted_without_report)}; crossings with two released reports "
@@ -318,7 +323,10 @@ def _check_run(run: Run, db: Any, figures: Figures, acted_ids: set[str]) -> None
             figures.miscounted.append(f"{tag}: {rid} saved {count} times, log {row.deliveries}")
 
     for k in _lines(run.file("kills")):
-        figures.kills[k["point"]] += 1
+        if "point" in k:
+            figures.kills[k["point"]] += 1
+        else:
+            figures.fills[k["full"]] += 1
     figures.outcomes[str(run.outcome)] += 1
 
 
@@ -377,7 +385,6 @@ def test_sigkill_anywhere_never_acts_without_a_report_postgres(pg_url: str, tmp_
 
 # -- a full disk -------------------------------------------------------------------------
 
-DISK_RUNS = 18
 # the moment the disk fills: before the gate's write beside its task, between the saver's
 # write and the report log's (both hold the output back), or later, once released
 FILLS = {
@@ -387,18 +394,26 @@ FILLS = {
     "exit": ("beside-after", "act"),
 }
 HELD = ("beside-before", "beside-logless")
+# every moment with every durability it applies to, three times
+DISK_PLAN = [(durability, fill) for durability in DURABILITIES for fill in FILLS[durability]]
+DISK_RUNS = 3 * len(DISK_PLAN)
 
 
 @pytest.mark.timeout(300)
 def test_a_full_disk_releases_nothing_and_loses_no_report(tmp_path: Path) -> None:
     """Each run gets a fresh database file; at a seeded moment of the run the worker's
-    files may no longer grow (``RLIMIT_FSIZE``), so the next database write fails."""
-    figures: Counter[str] = Counter()
+    files may no longer grow (``RLIMIT_FSIZE``), so the next database write fails. The
+    run then gets room again and a fresh worker resumes it to its end; the same figures
+    as for the kills are taken over the finished threads."""
+    figures = Figures("disk full")
+    held: Counter[str] = Counter()
+    started = time.monotonic()
+    acted_ids: set[str] = set()
+    added: set[str] = set()
     with zygote(tmp_path, dict(os.environ)) as z:
         for index in range(DISK_RUNS):
             rng = random.Random(f"{SEED}/disk/{index}")
-            durability = DURABILITIES[index % len(DURABILITIES)]
-            fill = rng.choice(FILLS[durability])
+            durability, fill = DISK_PLAN[index % len(DISK_PLAN)]
             url = tmp_path / f"full{index}.db"
             with connect(url):
                 pass  # the tables exist: only the run's own writes need room
@@ -426,6 +441,8 @@ def test_a_full_disk_releases_nothing_and_loses_no_report(tmp_path: Path) -> Non
                 "stderr": str(run.file("stderr")),
             }
             answer = z.run(spec)
+            figures.attempts += 1
+            run.attempts.append({"kill": f"full:{fill}", "n": spec["fill_n"], **answer})
             assert answer["status"] == 0 and not answer["hung"], (answer, _tail(run))
             (result,) = _lines(run.file("result"))
             filled = [k for k in _lines(run.file("kills")) if "full" in k]
@@ -433,44 +450,47 @@ def test_a_full_disk_releases_nothing_and_loses_no_report(tmp_path: Path) -> Non
             acted = _lines(run.file("acted"))
             stderr = run.file("stderr").read_text() if run.file("stderr").exists() else ""
             assert "Traceback" not in stderr, stderr
-            with connect(url) as db:
-                db.reconcile()
-                logged = {r.id for r in db.history(thread=run.thread)}
-            for line in acted:  # what was released has its report
-                assert line["durable"] and line["report"] in logged, (index, fill, line)
-                assert LIE_MARK not in str(line["text"])
-                figures["acted"] += 1
-            if result["outcome"] == "done":
-                figures[f"finished ({fill})"] += 1
-                continue
-            assert result["outcome"] == "error", result
-            error = result["error"]
-            assert error.startswith(("OperationalError", "OSError")), error
-            assert any(w in error for w in ("disk", "full", "File too large")), error
-            held = any("nothing was released" in n for n in result["notes"])
-            # filled at or before the gate's write: held; later, a background save may
-            # still come first (durability "async")
-            assert held or fill not in HELD, (index, fill, result)
-            if held:
-                assert acted == [], (index, acted)  # act never ran, nothing was streamed
-                figures["failed, nothing released"] += 1
+            if result["outcome"] == "error":
+                error = result["error"]
+                assert error.startswith(("OperationalError", "OSError")), error
+                assert any(w in error for w in ("disk", "full", "File too large")), error
+                nothing = any("nothing was released" in n for n in result["notes"])
+                # filled at or before the gate's write: held; later, a background save
+                # may still come first (durability "async")
+                assert nothing or fill not in HELD, (index, fill, result)
+                if nothing:
+                    assert acted == [], (index, acted)  # act never ran, nothing streamed
+                    held["failed, nothing released"] += 1
+                else:
+                    held[f"failed after the release ({fill})"] += 1
+                # room again: a fresh worker resumes the run to its end
+                again = {**spec, "mode": "resume", "fill": None, "attempt": 1}
+                answer = z.run(again)
+                figures.attempts += 1
+                run.attempts.append({"kill": None, "n": 1, **answer})
+                assert answer["status"] == 0 and not answer["hung"], (answer, _tail(run))
             else:
-                figures[f"failed after the release ({fill})"] += 1
-            # room again: a fresh worker resumes the run to its end
-            again = {**spec, "mode": "resume", "fill": None, "attempt": 1}
-            answer = z.run(again)
-            assert answer["status"] == 0 and not answer["hung"], (answer, _tail(run))
-            assert _lines(run.file("result"))[-1]["outcome"] == "done", _tail(run)
+                held[f"finished ({fill})"] += 1
+            run.outcome = _lines(run.file("result"))[-1]["outcome"]
+            assert run.outcome == "done", _tail(run)
             with connect(url) as db:
-                app = build_graph(Tripwire({}), "override").compile(checkpointer=db.checkpointer)
-                final = app.get_state(cfg(run.thread))
-                released = [r for r in trustgate.reports(app, cfg(run.thread)) if r.released]
-                logged = {r.id for r in db.history(thread=run.thread)}
-            assert final.values.get("acted"), final.values
-            assert len({r.crossing for r in released}) == len({r.id for r in released})
-            assert {r.id for r in released} <= logged
-            for line in _lines(run.file("acted")):
-                assert line["durable"] and line["report"] in logged, (index, fill, line)
-            figures["resumed to the end"] += 1
-    print(f"[disk full] runs {DISK_RUNS}: {dict(sorted(figures.items()))}")
-    assert figures["failed, nothing released"] >= 5
+                before = _log_ids(db)
+                figures.reconciled += db.reconcile()
+                added |= _log_ids(db) - before
+                _check_run(run, db, figures, acted_ids)
+            figures.runs += 1
+    figures.reconciled_acted = sorted(added & acted_ids)
+    figures.seconds = time.monotonic() - started
+    print(figures.show())
+    print(f"[disk full] {dict(sorted(held.items()))}")
+    assert figures.runs == DISK_RUNS
+    assert set(figures.fills) == {f for fills in FILLS.values() for f in fills}, figures.fills
+    assert figures.acted_without_report == [], figures.acted_without_report[:5]
+    assert figures.duplicates == [], figures.duplicates[:5]
+    assert figures.lies == [], figures.lies[:5]
+    assert figures.lost == [], figures.lost[:5]
+    assert figures.miscounted == [], figures.miscounted[:5]
+    assert figures.wrong == [], figures.wrong[:5]
+    assert figures.reconciled_acted == []
+    # every run filled at or before the gate's write held its output back
+    assert held["failed, nothing released"] >= DISK_RUNS * 4 // len(DISK_PLAN)
