@@ -32,6 +32,7 @@ Decisions, each on the side of failing closed:
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from typing import Any, NoReturn
@@ -41,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from trustgate._findings import Finding
 from trustgate.errors import VerdictError
 
-__all__ = ["MAX_VERDICT_CHARS", "Verdict", "VerdictIssue", "parse_verdict"]
+__all__ = ["MAX_VERDICT_CHARS", "Verdict", "VerdictIssue", "parse_verdict", "read_object"]
 
 MAX_VERDICT_CHARS = 1_000_000
 """A verdict is a short object; a megabyte of it is a runaway model, not a verdict."""
@@ -114,29 +115,85 @@ def _preview(text: str, limit: int = 60) -> str:
     return repr(one_line[:limit] + ("..." if len(one_line) > limit else ""))
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in obj:
-            _fail(f"verdict repeats the key {key!r}; a duplicated key has no single meaning")
-        obj[key] = value
+def _no_duplicates(what: str) -> Any:
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in obj:
+                _fail(f"{what} repeats the key {key!r}; a duplicated key has no single meaning")
+            obj[key] = value
+        return obj
+
+    return hook
+
+
+def _no_constants(what: str) -> Any:
+    def hook(name: str) -> NoReturn:
+        _fail(f"{what} contains {name}, which is not JSON")
+
+    return hook
+
+
+def _finite_float(what: str) -> Any:
+    def hook(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            _fail(f"{what} contains the number {text}, which overflows")
+        return value
+
+    return hook
+
+
+@functools.cache
+def _decoder(what: str) -> json.JSONDecoder:
+    return json.JSONDecoder(
+        object_pairs_hook=_no_duplicates(what),
+        parse_constant=_no_constants(what),
+        parse_float=_finite_float(what),
+    )
+
+
+def read_object(
+    raw: Any, *, what: str = "verdict", limit: int = MAX_VERDICT_CHARS
+) -> dict[str, Any]:
+    """Read ``raw`` as exactly one JSON object, with only whitespace around it.
+
+    The protocol envelope every model answer trustgate acts on shares (the model
+    verifier's verdict, the sentence judge's answer): text of at most ``limit``
+    characters, no code fence, no prose before or after, no second value, no
+    duplicate key, no ``NaN``/``Infinity``, no number that overflows. Anything else
+    raises :class:`~trustgate.errors.VerdictError`, naming ``what`` was read.
+    """
+    if not isinstance(raw, str):
+        _fail(f"{what} must be text (str), got {type(raw).__name__}")
+    if len(raw) > limit:
+        _fail(f"{what} is {len(raw)} characters; the limit is {limit}")
+    text = raw.strip(_WS)
+    if not text:
+        _fail(f"{what} is empty")
+    if text.startswith("```") or text.startswith("~~~"):
+        _fail(f"{what} is wrapped in a code fence; the reply must be the bare JSON object")
+    if not text.startswith("{"):
+        _fail(f"{what} does not start with a JSON object (starts {_preview(text)})")
+    try:
+        obj, end = _decoder(what).raw_decode(text)
+    except VerdictError:
+        raise
+    except json.JSONDecodeError as exc:
+        cut = exc.pos >= len(text) or exc.msg.startswith("Unterminated")
+        kind = "truncated" if cut else "malformed"
+        _fail(f"{what} is not valid JSON ({kind}: {exc.msg} at char {exc.pos})")
+    except RecursionError:
+        _fail(f"{what} nests too deeply to be read")
+    except (ValueError, OverflowError) as exc:
+        _fail(f"{what} is not valid JSON ({exc})")
+    rest = text[end:].strip(_WS)
+    if rest:
+        kind = "a second JSON value" if rest[:1] in "{[" else "trailing text"
+        _fail(f"{what} has {kind} after the object (starts {_preview(rest)})")
+    if not isinstance(obj, dict):  # pragma: no cover - text starts with "{"
+        _fail(f"{what} is not a JSON object")
     return obj
-
-
-def _no_constants(name: str) -> NoReturn:
-    _fail(f"verdict contains {name}, which is not JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        _fail(f"verdict contains the number {text}, which overflows")
-    return value
-
-
-_DECODER = json.JSONDecoder(
-    object_pairs_hook=_no_duplicates, parse_constant=_no_constants, parse_float=_finite_float
-)
 
 
 _ISSUE_PREVIEW = 500
@@ -189,35 +246,7 @@ def parse_verdict(raw: str) -> Verdict:
             print(exc)  # prose around the object is refused
         ```
     """
-    if not isinstance(raw, str):
-        _fail(f"verdict must be text (str), got {type(raw).__name__}")
-    if len(raw) > MAX_VERDICT_CHARS:
-        _fail(f"verdict is {len(raw)} characters; the limit is {MAX_VERDICT_CHARS}")
-    text = raw.strip(_WS)
-    if not text:
-        _fail("verdict is empty")
-    if text.startswith("```") or text.startswith("~~~"):
-        _fail("verdict is wrapped in a code fence; the reply must be the bare JSON object")
-    if not text.startswith("{"):
-        _fail(f"verdict does not start with a JSON object (starts {_preview(text)})")
-    try:
-        obj, end = _DECODER.raw_decode(text)
-    except VerdictError:
-        raise
-    except json.JSONDecodeError as exc:
-        cut = exc.pos >= len(text) or exc.msg.startswith("Unterminated")
-        what = "truncated" if cut else "malformed"
-        _fail(f"verdict is not valid JSON ({what}: {exc.msg} at char {exc.pos})")
-    except RecursionError:
-        _fail("verdict nests too deeply to be a verdict")
-    except (ValueError, OverflowError) as exc:
-        _fail(f"verdict is not valid JSON ({exc})")
-    rest = text[end:].strip(_WS)
-    if rest:
-        what = "a second JSON value" if rest[:1] in "{[" else "trailing text"
-        _fail(f"verdict has {what} after the object (starts {_preview(rest)})")
-    if not isinstance(obj, dict):  # pragma: no cover - text starts with "{"
-        _fail("verdict is not a JSON object")
+    obj = read_object(raw)
     keys = set(obj)
     missing = {"pass", "issues"} - keys
     if missing:
