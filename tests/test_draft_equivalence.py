@@ -41,7 +41,11 @@ def canonical(verdict: DraftVerdict) -> dict[str, Any]:
     return {
         "text": verdict.text,
         "kept": [(k.text, k.start, k.end, k.kind, list(k.cited)) for k in verdict.kept],
-        "removed": [r.model_dump(mode="json") for r in verdict.removed],
+        # ``words`` is the sentence judge's (never asked here): a rule's removal has none
+        "removed": [
+            r.model_dump(mode="json", exclude={"words"} if r.words is None else None)
+            for r in verdict.removed
+        ],
         "gaps": [g.model_dump(mode="json") for g in verdict.gaps],
         # ``fix`` is how the text was reached (checked by test_draft_check_edits), not
         # part of the verdict

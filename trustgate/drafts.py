@@ -8,6 +8,13 @@ each hole; :func:`answer_gap` records a person's answer as attributed testimony.
 sentence rules are data (:class:`CausalRule`, :class:`HedgeRule`,
 :class:`PatternRule`, ...), so a team can add its own.
 
+The rules read the causes a sentence says, not the ones it only implies. An optional
+sentence judge (:class:`ModelJudge` for a chat model, :class:`FunctionJudge` or a plain
+function, anything that is a :class:`SentenceJudge`) is asked about the sentences the
+rules keep, ``verify_draft(draft, record, judge=...)``: it can add deletions, never
+keep what the rules delete, and a judge that cannot be read twice in a row raises
+:class:`~trustgate.errors.JudgeError`.
+
 Importing this module imports no LangGraph and no LangChain: it runs in a CI job, a
 pre-commit hook or a web handler as it is. :class:`DraftCheck` (also in
 :mod:`trustgate`) is the same check as a gate's verifier.
@@ -27,6 +34,16 @@ from __future__ import annotations
 from trustgate.evidence.record import Record
 from trustgate.verifiers.drafts.check import DraftCheck
 from trustgate.verifiers.drafts.figures import FiguresRule
+from trustgate.verifiers.drafts.judge import (
+    JUDGE_PROMPT,
+    FunctionJudge,
+    JudgeCache,
+    JudgeSummary,
+    Judgment,
+    ModelJudge,
+    SentenceJudge,
+    parse_judgments,
+)
 from trustgate.verifiers.drafts.relevance import CitationRelevanceRule
 from trustgate.verifiers.drafts.rules import (
     DEFAULT_RULES,
@@ -47,30 +64,40 @@ from trustgate.verifiers.drafts.verify import (
     Testimony,
     UnsupportedText,
     answer_gap,
+    averify_draft,
     verify_draft,
 )
 
 __all__ = [
     "DEFAULT_RULES",
+    "JUDGE_PROMPT",
     "CausalRule",
     "CitationRelevanceRule",
     "DraftCheck",
     "DraftSentence",
     "DraftVerdict",
     "FiguresRule",
+    "FunctionJudge",
     "Gap",
     "HedgeRule",
     "InvalidCitation",
+    "JudgeCache",
+    "JudgeSummary",
+    "Judgment",
     "KeptSentence",
     "Lexicon",
+    "ModelJudge",
     "PatternRule",
     "Record",
     "Removal",
     "Segment",
+    "SentenceJudge",
     "SentenceRule",
     "Testimony",
     "UnsupportedText",
     "answer_gap",
+    "averify_draft",
+    "parse_judgments",
     "segment",
     "verify_draft",
 ]

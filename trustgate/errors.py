@@ -29,6 +29,7 @@ __all__ = [
     "GateHalted",
     "GitError",
     "InputError",
+    "JudgeError",
     "LangGraphCompatibilityError",
     "LedgerConflict",
     "LedgerKeyError",
@@ -163,6 +164,26 @@ class LedgerTampered(ArtifactIntegrityError):
 
 class VerdictError(TrustgateError):
     """A model verifier's verdict is not exactly one well-formed, agreeing object."""
+
+
+class JudgeError(VerdictError):
+    """A sentence judge failed twice on one batch: no answer (it raised, or timed out)
+    or an answer that is not exactly the strict JSON asked for.
+
+    A draft check that meets it halts the crossing, finding code ``judge_failed``: a
+    judge that cannot be read is an inspection that did not happen, never a pass.
+    ``judge`` names the judge, ``calls`` counts the calls made in the check so far.
+    """
+
+    finding_code = "judge_failed"
+
+    def __init__(self, message: str, judge: str = "", calls: int = 0) -> None:
+        super().__init__(message)
+        self.judge = judge
+        self.calls = calls
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (str(self), self.judge, self.calls))
 
 
 class ReviewSealError(TrustgateError):

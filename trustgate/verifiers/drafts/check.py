@@ -11,13 +11,20 @@ a copy of the whole text: a report stays linear in the size of the draft.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trustgate._findings import Finding, TextEdit
 from trustgate.errors import ClaimParseError
 from trustgate.verifiers.base import Evidence
 
-__all__ = ["DraftCheck"]
+if TYPE_CHECKING:
+    from trustgate.verifiers.drafts.judge import JudgeSummary
+    from trustgate.verifiers.drafts.verify import DraftVerdict
+
+__all__ = ["JUDGE_CODE", "DraftCheck"]
+
+JUDGE_CODE = "judge"
+"""The code of the passing finding that counts what the sentence judge did."""
 
 
 class DraftCheck:
@@ -28,6 +35,14 @@ class DraftCheck:
     ``detail["gap_question"]`` is the question), an invalid marker its rewrite. Applying
     every proposed edit gives the redacted draft (``DraftVerdict.text``).
 
+    ``judge`` (a :class:`~trustgate.drafts.ModelJudge`, a
+    :class:`~trustgate.drafts.FunctionJudge` or a function) is asked about the
+    sentences the rules keep and can only add deletions (rule ``judge``, codes
+    ``judge_causal`` and ``judge_hedged``); a passing finding with code ``judge``
+    counts its calls and deletions. A judge that fails twice on one batch halts the
+    crossing (``judge_failed``). In an async graph a model judge is awaited
+    (``ainvoke``). ``timeout`` bounds the whole check, the judge's calls included.
+
     Example:
         ```python
         TrustGate("postmortem", reads=LastAIText(), verifiers=[DraftCheck()],
@@ -37,24 +52,47 @@ class DraftCheck:
 
     name = "redact"
 
-    def __init__(self, rules: Sequence[Any] | None = None, *, timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        rules: Sequence[Any] | None = None,
+        *,
+        timeout: float | None = None,
+        judge: Any = None,
+    ) -> None:
+        from trustgate.verifiers.drafts.judge import as_judge
+
         self.rules = rules
         self.timeout = timeout
+        self.judge = None if judge is None else as_judge(judge)
+        # the gate awaits ``averify`` only when there is a judge's call to await
+        self.is_async = self.judge is not None
+
+    def _inputs(self, claims: Any, evidence: Evidence) -> tuple[str, Any, dict[str, Any]]:
+        if not isinstance(claims, str):
+            raise ClaimParseError(f"the draft check reads text, not {type(claims).__name__}")
+        record = evidence.require("record")
+        kwargs: dict[str, Any] = {} if self.rules is None else {"rules": self.rules}
+        if self.judge is not None:
+            kwargs["judge"] = self.judge
+        return claims, record, kwargs
 
     def verify(self, claims: Any, evidence: Evidence) -> list[Finding]:
         from trustgate.verifiers.drafts.verify import verify_draft
 
-        if not isinstance(claims, str):
-            raise ClaimParseError(f"the draft check reads text, not {type(claims).__name__}")
-        record = evidence.require("record")
-        verdict = (
-            verify_draft(claims, record)
-            if self.rules is None
-            else verify_draft(claims, record, rules=self.rules)
-        )
+        draft, record, kwargs = self._inputs(claims, evidence)
+        return self._findings(verify_draft(draft, record, **kwargs))
+
+    async def averify(self, claims: Any, evidence: Evidence) -> list[Finding]:
+        from trustgate.verifiers.drafts.verify import averify_draft
+
+        draft, record, kwargs = self._inputs(claims, evidence)
+        return self._findings(await averify_draft(draft, record, **kwargs))
+
+    def _findings(self, verdict: DraftVerdict) -> list[Finding]:
         found = verdict.findings
+        summary = [] if verdict.judge is None else [self._judge_finding(verdict.judge)]
         if not found:
-            return [Finding.ok(self.name, "every causal sentence cites the record")]
+            return [Finding.ok(self.name, "every causal sentence cites the record"), *summary]
         gaps = {g.id: g for g in verdict.gaps}
         spans = [
             TextEdit(start=g.replaced[0], end=g.replaced[1], text=g.block) for g in verdict.gaps
@@ -89,7 +127,24 @@ class DraftCheck:
                     proposals=proposals,
                 )
             )
-        return out
+        return [*out, *summary]
+
+    def _judge_finding(self, j: JudgeSummary) -> Finding:
+        """What the judge did, as counts: the report keeps it, the span reads it."""
+        return Finding.ok(
+            self.name,
+            f"the sentence judge {j.judge!r} was asked about {j.sentences} sentence(s) the "
+            f"rules kept ({j.cached} from its cache) in {j.calls} call(s) and deleted "
+            f"{j.deletions}",
+            code=JUDGE_CODE,
+            detail={
+                "judge": j.judge,
+                "judge_sentences": j.sentences,
+                "judge_cached": j.cached,
+                "judge_calls": j.calls,
+                "judge_deletions": j.deletions,
+            },
+        )
 
     def __repr__(self) -> str:
-        return "DraftCheck()"
+        return "DraftCheck()" if self.judge is None else f"DraftCheck(judge={self.judge!r})"

@@ -18,7 +18,10 @@ were deleted, a visually distinct gap block stands in the hole, with a question 
 cannot suggest the answer (:mod:`trustgate.verifiers.drafts.gaps`). A person's answer goes
 back in with :func:`answer_gap` as attributed testimony, never as a cited fact.
 
-Everything here is deterministic: no clock, no network, no model.
+The rules are deterministic: no clock, no network, no model. What they cannot read
+(a cause a sentence only implies) an optional sentence judge may be asked about
+(:mod:`trustgate.verifiers.drafts.judge`): it is shown only the sentences the rules
+kept, so it can add deletions and never undo one.
 """
 
 from __future__ import annotations
@@ -26,19 +29,21 @@ from __future__ import annotations
 import gc
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from trustgate._findings import Finding
 from trustgate.errors import ConfigurationError, InputError
 from trustgate.evidence.record import Record
-from trustgate.verifiers.drafts import _triggers
+from trustgate.verifiers.drafts import _judging, _triggers
+from trustgate.verifiers.drafts import judge as _judge
 from trustgate.verifiers.drafts._text import mostly_symbols, symbols_only_matter
 from trustgate.verifiers.drafts._text import unsupported as _unsupported
 from trustgate.verifiers.drafts.gaps import GAP_LABEL, gap_question, testimony_text
+from trustgate.verifiers.drafts.judge import JudgeSummary, SentenceJudge
 from trustgate.verifiers.drafts.rules import (
     DEFAULT_RULES,
     DraftSentence,
@@ -59,6 +64,7 @@ __all__ = [
     "Testimony",
     "UnsupportedText",
     "answer_gap",
+    "averify_draft",
     "verify_draft",
 ]
 
@@ -121,6 +127,9 @@ class Removal(BaseModel):
     start: int
     end: int
     gap_id: str
+    words: str | None = None
+    """For a deletion by the sentence judge (rule ``judge``), the words of the
+    sentence it named as carrying the cause or the guess; ``None`` for a rule's."""
 
 
 class Gap(BaseModel):
@@ -217,6 +226,8 @@ class DraftVerdict(BaseModel):
     testimony: tuple[Testimony, ...] = ()
     unsupported: tuple[UnsupportedText, ...] = ()
     """Sentences the rules cannot read, kept (without ``strict``) and reported."""
+    judge: JudgeSummary | None = None
+    """What the sentence judge did, when one was asked (``verify_draft(judge=...)``)."""
 
     def _repr_html_(self) -> str:
         from trustgate._render import draft_verdict_html
@@ -245,6 +256,7 @@ class DraftVerdict(BaseModel):
                         "sentence": r.sentence,
                         "cited": list(r.cited),
                         "gap": r.gap_id,
+                        **({"words": r.words} if r.words is not None else {}),
                     },
                 )
             )
@@ -439,6 +451,7 @@ def verify_draft(
     *,
     max_chars: int = MAX_DRAFT_CHARS,
     strict: bool = False,
+    judge: SentenceJudge | Callable[[Mapping[str, str]], Any] | None = None,
 ) -> DraftVerdict:
     """Check ``draft`` against ``record``: delete, discard, and leave gaps.
 
@@ -448,6 +461,13 @@ def verify_draft(
     language, mostly symbols) is reported in ``.unsupported`` with a warning finding;
     ``strict=True`` deletes it instead (rule ``unsupported``, code
     ``unsupported_text``).
+
+    ``judge`` (a :class:`~trustgate.drafts.ModelJudge`, a
+    :class:`~trustgate.drafts.FunctionJudge` or a plain function) is then asked
+    about the sentences the rules kept, and may delete more (rule ``judge``, codes
+    ``judge_causal`` and ``judge_hedged``), never fewer; a judge that fails twice on
+    one batch raises :class:`~trustgate.errors.JudgeError`
+    (:mod:`trustgate.verifiers.drafts.judge`).
 
     Example:
         ```python
@@ -463,27 +483,169 @@ def verify_draft(
         assert [c.id for c in verdict.invalid_citations] == ["7"]
         ```
     """
+    rec, ruleset, who = _prepare(draft, record, rules, max_chars, judge)
+    if who is None:
+        return _gcless(lambda: _verify(draft, rec, ruleset, strict))
+    units, invalid, unsupported = _gcless(lambda: _read(draft, rec, ruleset, strict))
+    where, texts = _to_judge(units)
+    outcome = _judging.run(who, texts)
+    return _gcless(
+        lambda: _assemble(draft, units, invalid, unsupported, *_judged(units, where, outcome))
+    )
+
+
+async def averify_draft(
+    draft: str,
+    record: Record | Mapping[str, str],
+    rules: Sequence[SentenceRule] = DEFAULT_RULES,
+    *,
+    max_chars: int = MAX_DRAFT_CHARS,
+    strict: bool = False,
+    judge: SentenceJudge | Callable[[Mapping[str, str]], Any] | None = None,
+) -> DraftVerdict:
+    """:func:`verify_draft` in a coroutine: the judge's calls are awaited (a model's
+    ``ainvoke``), the rules run on trustgate's threads so the event loop stays free.
+
+    Example:
+        ```python
+        from trustgate.drafts import Record, averify_draft
+
+        verdict = await averify_draft("The deploy caused it.", Record())
+        assert [r.rule for r in verdict.removed] == ["causal"]
+        ```
+    """
+    from trustgate import _executor
+
+    rec, ruleset, who = _prepare(draft, record, rules, max_chars, judge)
+    if who is None:
+        verdict: DraftVerdict = await _executor.run_async(
+            lambda: _gcless(lambda: _verify(draft, rec, ruleset, strict)), _RULES_LIMIT
+        )
+        return verdict
+    units, invalid, unsupported = await _executor.run_async(
+        lambda: _gcless(lambda: _read(draft, rec, ruleset, strict)), _RULES_LIMIT
+    )
+    where, texts = _to_judge(units)
+    outcome = await _judging.arun(who, texts)
+    done: DraftVerdict = await _executor.run_async(
+        lambda: _gcless(
+            lambda: _assemble(draft, units, invalid, unsupported, *_judged(units, where, outcome))
+        ),
+        _RULES_LIMIT,
+    )
+    return done
+
+
+_RULES_LIMIT = 3600.0
+"""Seconds the rules may take on trustgate's threads in :func:`averify_draft`. Their
+work is bounded by ``max_chars``; this only keeps a wedged thread from being awaited
+forever (a gate bounds the whole check by the check's own, shorter, time limit)."""
+
+
+def _prepare(
+    draft: Any, record: Any, rules: Any, max_chars: int, judge: Any
+) -> tuple[Record, tuple[SentenceRule, ...], SentenceJudge | None]:
     if not isinstance(draft, str):
         raise InputError(f"draft must be str, not {type(draft).__name__}")
     if len(draft) > max_chars:
         raise InputError(f"draft is {len(draft)} characters; the limit is {max_chars}")
     rec = _as_record(record)
     ruleset = _check_rules(rules)
-    if gc.isenabled():
-        # A long draft builds tens of thousands of small acyclic objects (sentences,
-        # spans, kept units); the cyclic collector walking them over and over cost
-        # a third of the time. It runs as usual once the verdict is built.
-        gc.disable()
-        try:
-            return _verify(draft, rec, ruleset, strict)
-        finally:
-            gc.enable()
-    return _verify(draft, rec, ruleset, strict)
+    return rec, ruleset, None if judge is None else _judge.as_judge(judge)
+
+
+T = TypeVar("T")
+
+
+def _gcless(fn: Callable[[], T]) -> T:
+    """Run ``fn`` with the cyclic collector off (when it was on).
+
+    A long draft builds tens of thousands of small acyclic objects (sentences, spans,
+    kept units); the cyclic collector walking them over and over cost a third of the
+    time. It runs as usual once the verdict is built, and while a judge is called.
+    """
+    if not gc.isenabled():
+        return fn()
+    gc.disable()
+    try:
+        return fn()
+    finally:
+        gc.enable()
+
+
+class _JudgeRule(SentenceRule):
+    """Names a deletion the sentence judge made (it never runs as a rule)."""
+
+    name = "judge"
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+    def check(self, sentence: DraftSentence) -> str | None:
+        del sentence
+        return None
+
+
+_JUDGE_CAUSAL = _JudgeRule("judge_causal")
+_JUDGE_HEDGED = _JudgeRule("judge_hedged")
+
+
+def _to_judge(units: Sequence[_Unit]) -> tuple[list[int], list[str]]:
+    """The units the rules kept that hold a word, and each as the judge is shown it
+    (citation markers stripped: the judge never sees the record)."""
+    where: list[int] = []
+    texts: list[str] = []
+    for i, unit in enumerate(units):
+        if unit.reasons:
+            continue
+        plain = _MARKER.sub("", unit.text) if "[[" in unit.text else unit.text
+        text = _judge.sentence_text(plain)
+        if any(ch.isalnum() for ch in text):
+            where.append(i)
+            texts.append(text)
+    return where, texts
+
+
+def _judged(
+    units: Sequence[_Unit], where: Sequence[int], outcome: _judging.Outcome
+) -> tuple[dict[int, str], JudgeSummary]:
+    """Apply the judge's labels: a guess is deleted, a cause is deleted unless the
+    sentence cites a line of the record (the causal law the rules follow). Only kept
+    units were asked about, so nothing the rules deleted can come back."""
+    name = outcome.summary.judge
+    words: dict[int, str] = {}
+    for i, judgment in zip(where, outcome.judgments, strict=True):
+        unit = units[i]
+        if judgment.label == "hedged":
+            rule, reason = (
+                _JUDGE_HEDGED,
+                f"the sentence judge {name!r} read a guess in \u201c{judgment.words}\u201d: "
+                "a hedge is deleted even when cited",
+            )
+        elif judgment.label == "causal" and not unit.cited:
+            rule, reason = (
+                _JUDGE_CAUSAL,
+                f"the sentence judge {name!r} read a cause in \u201c{judgment.words}\u201d, "
+                "and the sentence cites no line of the record",
+            )
+        else:
+            continue
+        unit.reasons = [(rule, reason)]
+        words[i] = judgment.words
+    return words, outcome.summary.model_copy(update={"deletions": len(words)})
 
 
 def _verify(
     draft: str, rec: Record, ruleset: tuple[SentenceRule, ...], strict: bool
 ) -> DraftVerdict:
+    units, invalid, unsupported = _read(draft, rec, ruleset, strict)
+    return _assemble(draft, units, invalid, unsupported)
+
+
+def _read(
+    draft: str, rec: Record, ruleset: tuple[SentenceRule, ...], strict: bool
+) -> tuple[list[_Unit], list[InvalidCitation], list[UnsupportedText]]:
+    """Run the rules: every non-code unit, with the reasons it is deleted for."""
     lines = rec.lines
 
     invalid: list[InvalidCitation] = []
@@ -600,6 +762,22 @@ def _verify(
             if reason is not None:
                 unit.reasons = [*unit.reasons, (rule, reason)]
 
+    return units, invalid, unsupported
+
+
+def _assemble(
+    draft: str,
+    units: list[_Unit],
+    invalid: list[InvalidCitation],
+    unsupported: list[UnsupportedText],
+    words: Mapping[int, str] | None = None,
+    judged: JudgeSummary | None = None,
+) -> DraftVerdict:
+    """The verdict: deleted runs replaced by gaps, invalid markers dropped.
+
+    ``words`` holds, per unit the judge deleted, the words it named; ``judged`` is
+    what the judge did (``None``: no judge was asked).
+    """
     # Group deleted units into runs (consecutive, same block): one gap per run.
     runs: list[list[int]] = []
     for i, unit in enumerate(units):
@@ -642,6 +820,7 @@ def _verify(
                     start=u.seg.start,
                     end=u.seg.end,
                     gap_id=gap_id,
+                    words=words.get(i) if words else None,
                 )
             )
 
@@ -696,6 +875,7 @@ def _verify(
         invalid_citations=tuple(invalid),
         testimony=(),
         unsupported=tuple(unsupported),
+        judge=judged,
     )
 
 
