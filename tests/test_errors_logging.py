@@ -89,7 +89,7 @@ def test_exit_codes_are_documented() -> None:
 # Broad handlers that neither raise nor log, and why that is right (file, first line).
 _ALLOWED = {
     # the error is kept and raised after the retries, as a VerifierFailure
-    ("trustgate/_gate.py", "last, code = (exc, 'verifier_error')"),
+    ("trustgate/_gate.py", "last, code = (exc, _failure_code(exc))"),
     # handed to the caller's future, which raises it
     ("trustgate/_executor.py", "job.future.set_exception(exc)"),
     # _failed returns a parent command as the node's output and raises everything else

@@ -40,7 +40,7 @@ from trustgate._apply import CannotApply, apply_rewrite, get_path, text_at
 from trustgate._findings import Finding
 from trustgate._output import NodeOutput, Part
 from trustgate._report import Approval, Decision, OverrideRecord, Report
-from trustgate.errors import ClaimParseError, ConfigurationError, GateHalted
+from trustgate.errors import ClaimParseError, ConfigurationError, GateHalted, TrustgateError
 from trustgate.errors import _declaration as declaration
 from trustgate.policies import policy_chain
 from trustgate.policies._decision import (
@@ -127,6 +127,13 @@ def _attempts(v: Any) -> int:
     return 1 + max(0, int(getattr(v, "retries", 0) or 0))
 
 
+def _failure_code(exc: BaseException) -> str:
+    """``verifier_error``, or the code a trustgate error names for itself (a sentence
+    judge that failed twice is ``judge_failed``)."""
+    code = getattr(exc, "finding_code", None) if isinstance(exc, TrustgateError) else None
+    return code if isinstance(code, str) and code else "verifier_error"
+
+
 def _run_sync(req: _Verify) -> list[Finding]:
     from langgraph.errors import GraphBubbleUp
 
@@ -148,7 +155,7 @@ def _run_sync(req: _Verify) -> list[Finding]:
             _over_budget(req, cut)
             last, code = exc, "verifier_timeout"
         except Exception as exc:
-            last, code = exc, "verifier_error"
+            last, code = exc, _failure_code(exc)
     raise VerifierFailure(v.name, code, f"{type(last).__name__}: {last}")
 
 
@@ -207,7 +214,7 @@ async def _run_async(req: _Verify) -> list[Finding]:
             _over_budget(req, cut)
             last, code = exc, "verifier_timeout"
         except Exception as exc:
-            last, code = exc, "verifier_error"
+            last, code = exc, _failure_code(exc)
     raise VerifierFailure(v.name, code, f"{type(last).__name__}: {last}")
 
 

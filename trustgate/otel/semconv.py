@@ -27,6 +27,7 @@ __all__ = [
     "CrossingAttributes",
     "EvaluationAttributes",
     "EventNames",
+    "JudgeAttributes",
     "MetricNames",
     "OpenInferenceAttributes",
     "OverrideAttributes",
@@ -122,6 +123,20 @@ class VerifierAttributes:
     FINDING_STATUS: Final = "trustgate.finding.status"  # str: pass|fail
     FINDING_SEVERITY: Final = "trustgate.finding.severity"  # str: block|warn
     POLICY_NAME: Final = "trustgate.policy.name"  # str: on a policy span
+
+
+class JudgeAttributes:
+    """Attributes of the verifier span of a draft check that asked a sentence judge.
+
+    Counts only, never a sentence: they come from the check's passing ``judge``
+    finding (``DraftCheck(judge=...)``).
+    """
+
+    NAME: Final = "trustgate.judge.name"  # str: the judge's name
+    SENTENCE_COUNT: Final = "trustgate.judge.sentence_count"  # int: kept sentences asked
+    CACHED_COUNT: Final = "trustgate.judge.cached_count"  # int: of those, from its cache
+    CALL_COUNT: Final = "trustgate.judge.call_count"  # int: calls, retries included
+    DELETION_COUNT: Final = "trustgate.judge.deletion_count"  # int: deleted on its word
 
 
 class OverrideAttributes:

@@ -52,6 +52,7 @@ from trustgate.otel.runs import current_run
 from trustgate.otel.semconv import CrossingAttributes as C
 from trustgate.otel.semconv import EvaluationAttributes as E
 from trustgate.otel.semconv import EventNames, SpanNames
+from trustgate.otel.semconv import JudgeAttributes as J
 from trustgate.otel.semconv import OpenInferenceAttributes as OI
 from trustgate.otel.semconv import OverrideAttributes as O
 from trustgate.otel.semconv import SpanKindValues as K
@@ -77,6 +78,28 @@ _MAX_DESCRIPTION = 1024
 
 
 # --- verifiers and policies -----------------------------------------------------------
+
+_JUDGE_CODE = "judge"
+"""The passing finding a draft check with a sentence judge adds: its counts."""
+_JUDGE_COUNTS = (
+    (J.SENTENCE_COUNT, "judge_sentences"),
+    (J.CACHED_COUNT, "judge_cached"),
+    (J.CALL_COUNT, "judge_calls"),
+    (J.DELETION_COUNT, "judge_deletions"),
+)
+
+
+def _judge_attributes(f: Finding) -> dict[str, Any]:
+    """The judge's counts from its finding (its name, and integers only)."""
+    d = f.detail
+    out: dict[str, Any] = {
+        attr: d[key]
+        for attr, key in _JUDGE_COUNTS
+        if isinstance(d.get(key), int) and not isinstance(d.get(key), bool)
+    }
+    if isinstance(d.get("judge"), str):
+        out[J.NAME] = d["judge"]
+    return out
 
 
 @dataclass
@@ -111,8 +134,11 @@ class VerifierSpan:
         codes: dict[str, int] = {}
         identity = c.identity if c is not None else None
         capture = self.crossing is not None and self.crossing.content.capture
+        judged: Finding | None = None
         for f in findings:
             total += 1
+            if f.code == _JUDGE_CODE and f.status == "pass":
+                judged = f
             if identity is not None and f.verifier != self.name:
                 identity[f.verifier] = self.name
             if f.status == "fail":
@@ -142,6 +168,8 @@ class VerifierSpan:
                     OI.OUTPUT_MIME_TYPE: "text/plain",
                 }
             )
+            if judged is not None:
+                self.span.set_attributes(_judge_attributes(judged))
 
     @property
     def label(self) -> str:
