@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import json
 import operator
 import os
@@ -464,7 +463,6 @@ def _warm(workdir: Path) -> None:
     import importlib
     import shutil
     import tempfile
-    import threading
 
     tmp = Path(tempfile.mkdtemp(prefix="warm", dir=workdir))
     for api in ("sync", "async"):
@@ -495,8 +493,8 @@ def _warm(workdir: Path) -> None:
     for name in _PG_MODULES:
         importlib.import_module(name)
     _forget_process_keys()
-    _stop_verifier_threads()
-    assert threading.active_count() == 1, threading.enumerate()
+    # the warm-up's verifier threads stay: a forked child starts with empty books of
+    # its own (trustgate's executor resets them at a fork)
 
 
 def _forget_process_keys() -> None:
@@ -510,26 +508,6 @@ def _forget_process_keys() -> None:
         from trustgate import _report_seal
 
         _report_seal._keys.clear()
-
-
-def _stop_verifier_threads() -> None:
-    """End the threads the warm-up's verifier started (trustgate's verifier pool) and
-    give the pool a fresh start: a forked child has none of its parent's threads, so a
-    pool that believes it has them would queue every verifier for nobody."""
-    from trustgate import _executor
-
-    pool = _executor._POOL
-    with pool.lock:
-        workers = list(pool.workers)
-        for w in workers:
-            w.abandoned = True
-    for _w in workers:  # wake each once: it sees it is written off and ends
-        job = _executor._Job(lambda: None, contextvars.copy_context())
-        job.future.cancel()
-        pool.jobs.put(job)
-    for w in workers:
-        w.join(10)
-    _executor._POOL = _executor._Pool()
 
 
 def serve() -> None:

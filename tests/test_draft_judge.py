@@ -489,9 +489,12 @@ def test_a_clean_draft_with_a_judge_still_reports_what_it_asked() -> None:
 
 
 def _heldout() -> list[str]:
-    path = ROOT / "tests" / "corpus" / "heldout_sentences.jsonl"
-    lines = path.read_text("utf-8").splitlines()
-    return [json.loads(x)["text"] for x in lines if x.strip()]
+    """Every held-out sentence, of both frozen sets."""
+    texts: list[str] = []
+    for name in ("heldout_sentences.jsonl", "heldout_v2_sentences.jsonl"):
+        lines = (ROOT / "tests" / "corpus" / name).read_text("utf-8").splitlines()
+        texts += [json.loads(x)["text"] for x in lines if x.strip()]
+    return texts
 
 
 def _runs(text: str, n: int = 6) -> set[tuple[str, ...]]:
@@ -503,7 +506,7 @@ def test_the_judge_never_sees_the_held_out_corpus() -> None:
     """Its prompt holds no held-out sentence nor six words in a row of one, and no
     sentence these tests ask it about is held out: the held-out figures stay clean."""
     heldout = _heldout()
-    assert len(heldout) >= 1000
+    assert len(heldout) >= 1600  # both sets are there (929 + 780 sentences)
     prompt = _runs(JUDGE_PROMPT)
     source = (ROOT / "trustgate" / "verifiers" / "drafts" / "judge.py").read_text("utf-8")
     for sentence in heldout:

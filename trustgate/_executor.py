@@ -22,6 +22,10 @@ gates does not hold a thread per gate. Every thread, stuck or not, counts agains
 process-wide ceiling, :data:`MAX_THREADS`; with the defaults one gate holds at most
 ``4 + 8 = 12`` of its 256, so no single gate can use it up.
 
+A process that forks (a pre-forking server, a worker pool) gives its child none of its
+threads: the child starts with empty books (no threads, no queued or stuck runs), so its
+first verifier starts a thread of its own instead of queueing for the parent's.
+
 Verifiers that declare themselves ``bounded`` (their work is bounded by trustgate's
 input caps) run inline in a sync crossing; a thread hop would cost more than they do.
 """
@@ -33,8 +37,10 @@ import collections
 import concurrent.futures as cf
 import contextvars
 import logging
+import os
 import queue
 import threading
+import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -107,6 +113,8 @@ class Bulkhead:
         self.running = 0  # jobs handed to the shared threads, not yet settled
         self.waiting: collections.deque[_Job] = collections.deque()
         self.stuck: collections.Counter[str] = collections.Counter()
+        with _LOCK:
+            _BULKHEADS.add(self)
 
     def stats(self) -> dict[str, int]:
         """Runs in flight, waiting, and threads stuck past their limits (for tests)."""
@@ -179,6 +187,26 @@ _JOBS: queue.SimpleQueue[_Job] = queue.SimpleQueue()
 _LIVE: set[_Worker] = set()
 _STATE = {"pending": 0, "abandoned": 0, "started": 0}
 # pending: jobs handed to the shared threads and not settled (queued or running)
+_BULKHEADS: weakref.WeakSet[Bulkhead] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has only the thread that forked: books that list the parent's
+    threads, runs and stuck threads would queue every verifier for nobody (each run
+    would time out). Start the child's books empty; its lock is new too, in case
+    another thread of the parent held it at the fork."""
+    global _LOCK, _JOBS
+    _LOCK = threading.Lock()
+    _JOBS = queue.SimpleQueue()
+    _LIVE.clear()
+    _STATE.update(pending=0, abandoned=0, started=0)
+    for b in list(_BULKHEADS):
+        b.running = 0
+        b.waiting.clear()
+        b.stuck.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _spawn_if_needed() -> None:
