@@ -36,6 +36,13 @@ def _ledger_key(monkeypatch: pytest.MonkeyPatch) -> None:
     a test starts). Tests of the keyless case delete it."""
     if not (os.environ.get("TRUSTGATE_LEDGER_KEY") or os.environ.get("TRUSTGATE_LEDGER_KEY_FILE")):
         monkeypatch.setenv("TRUSTGATE_LEDGER_KEY", TEST_LEDGER_KEY)
+    # a key a test gave a database explicitly is that test's: it seals no other's reports
+    from trustgate import _report_seal
+
+    monkeypatch.setattr(_report_seal, "_adopted", [])
+    adopted = _report_seal._keys.get((None, None))
+    if adopted is not None and adopted.origin == "argument":
+        monkeypatch.delitem(_report_seal._keys, (None, None))
 
 
 @pytest.fixture

@@ -15,7 +15,9 @@ checks the seal:
 * the report log records only sealed reports.
 
 The key is the configured ledger key (``TRUSTGATE_LEDGER_KEY`` or
-``TRUSTGATE_LEDGER_KEY_FILE``), or a random key of this process when none is set. A
+``TRUSTGATE_LEDGER_KEY_FILE``); else the key this process gave a database explicitly
+(``connect(url, key=...)``: every worker that opens that database holds it, so it is
+the key they share); else a random key of this process. A
 random key cannot vouch for another process's reports: a thread read after a restart
 or resumed by another worker needs the configured key, and the reports it cannot
 verify are listed as refused (``unsealed``, "sealed under another key") with a
@@ -34,7 +36,7 @@ from typing import Any, Literal, TypeAlias
 
 from trustgate.evidence.keys import KEY_ENV, KEY_FILE_ENV, SealKey, resolve_key
 
-__all__ = ["SEAL_FIELD", "SealStatus", "check", "report_key", "seal"]
+__all__ = ["SEAL_FIELD", "SealStatus", "adopt", "check", "report_key", "seal"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +47,31 @@ SealStatus: TypeAlias = Literal["sealed", "unsealed", "forged", "unreadable"]
 
 _keys: dict[tuple[str | None, str | None], SealKey] = {}
 _keys_lock = threading.Lock()
+_adopted: list[SealKey] = []  # keys given to databases explicitly, first one first
+_earlier: dict[str, SealKey] = {}  # the random key a process sealed under before it adopted
+
+
+def adopt(key: SealKey) -> None:
+    """``key`` was given to a database explicitly (``connect(url, key=...)``): with no
+    ledger key in the environment, gates seal under it from now on, so the workers that
+    share the database verify each other's reports. A second, different key given to
+    another database does not replace the first (one process, one report key), and
+    says so."""
+    if key.origin != "argument":
+        return
+    with _keys_lock:
+        if not _adopted:
+            _adopted.append(key)
+            earlier = _keys.pop((None, None), None)
+            if earlier is not None and earlier.origin == "random":
+                _earlier[earlier.key_id] = earlier
+        elif _adopted[0].key_id != key.key_id:
+            logger.warning(
+                "a second database key was given in this process: reports stay sealed "
+                "under the first (key id %s); set %s to choose one for every database",
+                _adopted[0].key_id,
+                KEY_ENV,
+            )
 
 
 def report_key() -> SealKey:
@@ -56,7 +83,7 @@ def report_key() -> SealKey:
         with _keys_lock:
             key = _keys.get(where)
             if key is None:
-                key = resolve_key(None)
+                key = _adopted[0] if where == (None, None) and _adopted else resolve_key(None)
                 if key.origin == "random":
                     logger.info(
                         "no ledger key configured: reports are sealed under a key of this "
@@ -92,6 +119,8 @@ def check(body: Any) -> tuple[SealStatus, str | None]:
         return "unsealed", "it carries no gate seal: no gate wrote it"
     key_id, _, mac = given.partition(":")
     key = report_key()
+    if key_id != key.key_id:  # this process's own, sealed before it adopted a key
+        key = _earlier.get(key_id, key)
     if key_id != key.key_id:
         return "unsealed", (
             f"it is sealed under another key (key id {key_id!r}): written by a process "

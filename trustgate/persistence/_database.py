@@ -238,7 +238,11 @@ def _database_key(
         if backend == "postgres"
         else f"the SQLite database {target!r}"
     )
-    return resolve_key(key, required_for=where, allow_readable_key_file=allow_readable_key_file)
+    from trustgate import _report_seal
+
+    found = resolve_key(key, required_for=where, allow_readable_key_file=allow_readable_key_file)
+    _report_seal.adopt(found)  # the gates of this process seal under it too
+    return found
 
 
 def _pg_target(url: str, limits: dict[str, float | None]) -> Any:
