@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,7 +38,14 @@ from trustgate.policies._decision import (
     SetPath,
 )
 
-__all__ = ["CannotApply", "apply_rewrite", "get_path", "text_at", "text_part_ids"]
+__all__ = [
+    "CannotApply",
+    "SegmentIndex",
+    "apply_rewrite",
+    "get_path",
+    "text_at",
+    "text_part_ids",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -300,21 +308,19 @@ def _edit_text(output: NodeOutput, rw: EditText) -> set[str]:
         return _write_ids(output, writes)
     # several writes read as one text, joined by newlines: each edit lands in the write
     # it falls in; one that spans writes takes its text to the first and cuts the rest
-    starts, pos = [], 0
+    # (found by bisection: a text written in many writes takes many edits, and a scan of
+    # every write per edit made the rewrite quadratic)
+    starts, ends, pos = [], [], 0
     for t in texts:
         starts.append(pos)
+        ends.append(pos + len(t))
         pos += len(t) + 1
     per: dict[int, list[tuple[int, int, str]]] = {}
     for s, e, rep in edits:
         if not 0 <= s <= e <= len(current):
             raise CannotApply("a text edit falls outside the text")
-        first = next(
-            n for n, (st, t) in enumerate(zip(starts, texts, strict=True)) if s <= st + len(t)
-        )
-        last = first
-        for n in range(first + 1, len(texts)):
-            if e > starts[n]:
-                last = n
+        first = bisect_left(ends, s)  # the first write that ends at or after s
+        last = max(first, bisect_left(starts, e) - 1)  # the last that starts before e
         for n in range(first, last + 1):
             st, t = starts[n], texts[n]
             a = min(max(s, st) - st, len(t))
@@ -484,6 +490,47 @@ def _append_note(output: NodeOutput, path: str, note: str) -> None:
                 output.set_value(i, _put(value, parts, text + note, create_leaf=True))
     except CannotApply as exc:
         logger.warning("override note not written: %s", exc)
+
+
+class SegmentIndex:
+    """Which parts a finding's text edits fall in, given the reader's segments (part id,
+    start, end: offsets into the claim text).
+
+    Built once per crossing: a draft written in many writes has as many segments, and
+    its check proposes an edit per failed sentence, so scanning every segment for
+    every edit would be quadratic. Segments a reader gives in order and apart (as the
+    shipped readers do) are searched by bisection; any other layout is scanned.
+    """
+
+    def __init__(self, segments: Sequence[tuple[str, int, int]]) -> None:
+        self.segments = tuple(segments)
+        self.starts = [s for _p, s, _e in self.segments]
+        self.ends = [e for _p, _s, e in self.segments]
+        self.ordered = all(s <= e for s, e in zip(self.starts, self.ends, strict=True)) and all(
+            e < s for e, s in zip(self.ends, self.starts[1:], strict=False)
+        )
+
+    def _hits(self, start: int, end: int) -> Sequence[tuple[str, int, int]]:
+        if not self.ordered:
+            return self.segments
+        if end > start:  # overlapping: segments that end after start and start before end
+            return self.segments[bisect_left(self.ends, start + 1) : bisect_left(self.starts, end)]
+        # an insertion: segments that end at or after it and start at or before it
+        return self.segments[bisect_left(self.ends, start) : bisect_left(self.starts, start + 1)]
+
+    def parts_of(self, proposals: Sequence[Any]) -> tuple[str, ...]:
+        """The parts the :class:`~trustgate.TextEdit` values among ``proposals`` hit."""
+        from trustgate._findings import TextEdit
+
+        found: dict[str, None] = {}
+        for p in proposals:
+            if not isinstance(p, TextEdit):
+                continue
+            for part, start, end in self._hits(p.start, p.end):
+                # a segment is hit by an edit that overlaps it, or inserts inside or at it
+                if p.start < end and p.end > start if p.end > p.start else start <= p.start <= end:
+                    found.setdefault(part)
+        return tuple(found)
 
 
 def text_part_ids(output: NodeOutput, target: str) -> tuple[str, ...]:

@@ -36,7 +36,7 @@ from langchain_core.messages import BaseMessage
 from typing_extensions import TypeVar
 
 from trustgate import _budget, _executor, otel
-from trustgate._apply import CannotApply, apply_rewrite, get_path, text_at
+from trustgate._apply import CannotApply, SegmentIndex, apply_rewrite, get_path, text_at
 from trustgate._findings import Finding
 from trustgate._output import NodeOutput, Part
 from trustgate._report import Approval, Decision, OverrideRecord, Report
@@ -352,6 +352,7 @@ class _Crossing:
         """Each finding with the parts it judged (see :mod:`trustgate._findings`)."""
         known = {p.id for p in self.parts}
         everything: tuple[str, ...] | None = None
+        edited: SegmentIndex | None = None
         out: list[Finding] = []
         for f in found:
             parts: tuple[str, ...] = ()
@@ -371,7 +372,8 @@ class _Crossing:
                 if not parts and f.subject in known:
                     parts = (f.subject,)
             if not parts and f.proposals and self.read.segments:
-                parts = _edited_parts(f, self.read.segments)
+                edited = edited or SegmentIndex(self.read.segments)  # once: many findings
+                parts = edited.parts_of(f.proposals)
             if not parts:
                 if everything is None:
                     everything = self.read_parts()
@@ -863,8 +865,9 @@ class TrustGate(Generic[ClaimsT]):
             return  # findings stay unresolved: the crossing halts at the end
         settled = touched | set(decision.approves)
         resolved = [f for f in decision.resolves if _settled(f, settled)]
+        kept = {id(f) for f in resolved}  # by identity: a comparison per pair was quadratic
         for f in decision.resolves:
-            if f not in resolved:
+            if id(f) not in kept:
                 left = [p for p in f.parts if not _is_touched(p, settled)] or ["no part"]
                 changed = ", ".join(sorted(touched)) or "nothing"
                 c.notes.append(
@@ -958,22 +961,6 @@ def _settled(finding: Finding, touched: set[str]) -> bool:
     if not finding.parts:
         return bool(touched)
     return all(_is_touched(p, touched) for p in finding.parts)
-
-
-def _edited_parts(finding: Finding, segments: Sequence[tuple[str, int, int]]) -> tuple[str, ...]:
-    """The parts a finding's text edits fall in (offsets into the claim text)."""
-    from trustgate._findings import TextEdit
-
-    found: list[str] = []
-    for p in finding.proposals:
-        if not isinstance(p, TextEdit):
-            continue
-        for part, start, end in segments:
-            # a segment is hit by an edit that overlaps it, or inserts inside or at it
-            hit = p.start < end and p.end > start if p.end > p.start else start <= p.start <= end
-            if hit and part not in found:
-                found.append(part)
-    return tuple(found)
 
 
 def _release_as_read(c: _Crossing) -> None:

@@ -501,6 +501,7 @@ class NodeOutput:
     _effect_cache: list[bool] | None = None
     _ledger_cache: list[Part] | None = None
     _ledger_shape: tuple[int, ...] = ()
+    _write_ids: list[str] | None = None
     _replaced: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     _messages_replaced: dict[tuple[int, int | None], BaseMessage] = field(default_factory=dict)
 
@@ -812,9 +813,21 @@ class NodeOutput:
 
     def write_part_id(self, index: int) -> str:
         """``verdict`` for a key written once; ``notes@1`` for the second of several."""
-        key = self.writes[index].key
-        same = [i for i, w in enumerate(self.writes) if w.key == key]
-        return key if len(same) == 1 else f"{key}@{same.index(index)}"
+        ids = self._write_ids
+        if ids is None or len(ids) != len(self.writes):  # writes are only ever appended
+            # every id at once: one scan of the writes per id made the ledger of a key
+            # written many times quadratic
+            counts: dict[str, int] = {}
+            nth = []
+            for w in self.writes:
+                nth.append(counts.get(w.key, 0))
+                counts[w.key] = nth[-1] + 1
+            ids = [
+                w.key if counts[w.key] == 1 else f"{w.key}@{n}"
+                for w, n in zip(self.writes, nth, strict=True)
+            ]
+            self._write_ids = ids
+        return ids[index]
 
     def write_parts(self, key: str) -> list[str]:
         """The part ids of every write to ``key`` (its messages' parts for a messages key)."""

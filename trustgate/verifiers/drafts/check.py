@@ -10,6 +10,7 @@ a copy of the whole text: a report stays linear in the size of the draft.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -94,9 +95,15 @@ class DraftCheck:
         if not found:
             return [Finding.ok(self.name, "every causal sentence cites the record"), *summary]
         gaps = {g.id: g for g in verdict.gaps}
-        spans = [
-            TextEdit(start=g.replaced[0], end=g.replaced[1], text=g.block) for g in verdict.gaps
-        ]
+        # One edit per gap, shared by the findings of its run: found by gap id, and the
+        # gap a marker fell in by bisection (gaps are disjoint, in draft order). A scan
+        # of every gap per finding made a long draft's check quadratic.
+        spans = {
+            g.id: TextEdit(start=g.replaced[0], end=g.replaced[1], text=g.block)
+            for g in verdict.gaps
+        }
+        ordered = sorted(spans.values(), key=lambda e: e.start)
+        starts = [e.start for e in ordered]
         # ``verdict.findings`` lists deletions, unreadable sentences, then invalid markers
         sources: list[Any] = [*verdict.removed, *verdict.unsupported, *verdict.invalid_citations]
         out: list[Finding] = []
@@ -106,12 +113,12 @@ class DraftCheck:
             gap = detail.get("gap")
             if gap in gaps:
                 detail["gap_question"] = gaps[gap].question
-                edit = next(e for e in spans if (e.start, e.end) == gaps[gap].replaced)
-                proposals.append(edit)
+                proposals.append(spans[gap])
             elif f.blocking and hasattr(src, "malformed"):
-                within = [e for e in spans if e.start <= src.start < e.end]
-                if within:  # the marker was in a deleted sentence: the gap took it
-                    proposals.append(within[0])
+                k = bisect_right(starts, src.start) - 1
+                if k >= 0 and src.start < ordered[k].end:
+                    # the marker was in a deleted sentence: the gap took it
+                    proposals.append(ordered[k])
                 elif src.fix is not None:
                     proposals.append(TextEdit(start=src.fix[0], end=src.fix[1], text=src.fix[2]))
                 else:  # an unclosed marker stays as written: the fix is to leave it
