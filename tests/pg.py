@@ -152,16 +152,21 @@ def _run(cmd: list[str], user: str | None, cwd: Path, timeout: float = 120) -> N
         raise PgUnavailable(f"{Path(cmd[0]).name} failed: {(proc.stderr or proc.stdout).strip()}")
 
 
+# What the tests' server skips: they test transactions, not the disk. A benchmark of
+# what durability costs asks for a server that syncs (``durable=True``).
+NOT_DURABLE = ("fsync=off", "synchronous_commit=off", "full_page_writes=off")
+
+
 def _start(
-    postgres: str, data: Path, root: Path, port: int, user: str | None
+    postgres: str, data: Path, root: Path, port: int, user: str | None, durable: bool = False
 ) -> subprocess.Popen[bytes]:
     """``postgres`` under the supervisor, once it accepts connections (or PgUnavailable)."""
     log = root / "server.log"
+    settings = [*(() if durable else NOT_DURABLE), "max_connections=200"]
     cmd = [
         sys.executable, str(SUPERVISOR), str(root), str(log), user or "-", "--",
         postgres, "-D", str(data), "-h", "127.0.0.1", "-p", str(port), "-k", str(root),
-        "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-        "-c", "max_connections=200",
+        *(arg for s in settings for arg in ("-c", s)),
     ]  # fmt: skip
     sup = subprocess.Popen(cmd, stdin=subprocess.PIPE, cwd=root)
     deadline = time.monotonic() + START_TIMEOUT
@@ -193,8 +198,12 @@ def _stop(sup: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def temp_postgres() -> Iterator[TempPostgres]:
-    """Start a throwaway PostgreSQL server; stop it and delete its files on exit."""
+def temp_postgres(*, durable: bool = False) -> Iterator[TempPostgres]:
+    """Start a throwaway PostgreSQL server; stop it and delete its files on exit.
+
+    ``durable``: PostgreSQL's own defaults (every commit synced to disk) instead of the
+    tests' fsync=off, synchronous_commit=off and full_page_writes=off.
+    """
     initdb, postgres = _tool("initdb"), _tool("postgres")
     user = _ensure_user()
     # as root, a directory the unprivileged user can traverse (TMPDIR may be private)
@@ -216,7 +225,7 @@ def temp_postgres() -> Iterator[TempPostgres]:
         for _ in range(5):  # a free port can be taken between probing and binding
             port = _free_port()
             try:
-                sup = _start(postgres, data, root, port, user)
+                sup = _start(postgres, data, root, port, user, durable)
             except PgUnavailable as exc:
                 last = exc
                 continue
