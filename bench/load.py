@@ -20,9 +20,12 @@ cost plus the report log's plus the report written before release.
 How: one pool of worker processes per backend and tree, each worker with every side
 compiled once; the parent tells all the workers of a pool to run a batch of one side
 at once and times it from "go" to the last "done". Rounds go through every pool and
-side in turn, the order rotated each round, so a machine's drift hits every side
-alike; a ratio is taken between the sides of the same round, and its median and range
-over the rounds are printed.
+side in turn, the order rotated each round, in small batches (many short rounds), so
+a machine's drift hits every side alike; a ratio is taken between the sides of the same
+round, and its median and range over the rounds are printed. Each side is measured
+twice: runs/s (wall clock: what a worker waits on, a commit's sync included) and the
+workers' CPU ms per run (what other work on a shared machine does not add to; the
+database server's own CPU is not in it).
 
 ``--old PATH`` measures a checkout of the code from before reports were recorded
 before release (``git worktree add /tmp/bench-old 1ae9833``) in the same session and
@@ -65,7 +68,7 @@ stacks in DIR) and prints the functions it spent most time in.
 
 Usage:
     .venv/bin/python bench/load.py [--graph code-review|minimal] [--runs N]
-        [--workers 2] [--rounds 4] [--warmup 3] [--backend both|sqlite|postgres]
+        [--workers 2] [--rounds 12] [--warmup 3] [--backend both|sqlite|postgres]
         [--url postgresql://...] [--pg-no-sync] [--old /tmp/bench-old] [--log-cost]
         [--profile DIR]
 """
@@ -94,7 +97,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 0.7
 SIDES = ("unguarded", "unguarded sync", "guarded")
-RUNS = {"code-review": 80, "minimal": 300}  # per side and round, by default
+RUNS = {"code-review": 24, "minimal": 100}  # per side and round, by default
 PROBES = 40
 
 # pydantic values in the reference graph's state: LangGraph warns on every read
@@ -205,9 +208,10 @@ def _run_pool(spec: dict[str, Any]) -> None:
         for line in sys.stdin:
             batch = json.loads(line)
             app, kw = apps[batch["side"]]
+            cpu = time.process_time()
             for i in batch["indices"]:
                 app.invoke(sc.inputs(i), cfg(f"{batch['prefix']}-{i}"), **kw)
-            print("done", flush=True)
+            print("done " + json.dumps({"cpu": time.process_time() - cpu}), flush=True)
 
 
 BATCH = 10
@@ -435,21 +439,29 @@ def _finish(procs: Sequence[Any]) -> None:
             raise SystemExit(f"a worker exited with {p.returncode}")
 
 
-def _go(procs: Sequence[Any], lines: Sequence[str]) -> float:
-    """Seconds from telling every worker its line to the last worker's "done"."""
+def _go(procs: Sequence[Any], lines: Sequence[str]) -> tuple[float, list[Any]]:
+    """Seconds from telling every worker its line to the last worker's "done", and what
+    each worker said with its "done"."""
     t0 = time.perf_counter()
     for p, line in zip(procs, lines, strict=True):
         p.stdin.write(line + "\n")
         p.stdin.flush()
-    _lines(procs)
-    return time.perf_counter() - t0
+    said = _lines(procs)
+    return time.perf_counter() - t0, [json.loads(x.split(" ", 1)[1]) for x in said]
 
 
 class Pool:
     """``workers`` processes of one tree on one database, every side compiled in each."""
 
-    def __init__(self, args: argparse.Namespace, data: dict[str, Any], tree: Path, url: str,
-                 sides: Sequence[str], profile: Path | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        data: dict[str, Any],
+        tree: Path,
+        url: str,
+        sides: Sequence[str],
+        profile: Path | None = None,
+    ) -> None:
         self.tree, self.sides, self.n = tree, tuple(sides), args.workers
         self.profiles = [] if profile is None else [profile / f"w{w}.txt" for w in range(self.n)]
         self.procs = [
@@ -472,13 +484,16 @@ class Pool:
     def ready(self) -> None:
         _ready(self.procs, self.tree)
 
-    def rate(self, side: str, prefix: str, runs: int) -> float:
-        """Runs/s of ``runs`` runs of ``side``, split over the pool's workers."""
+    def rate(self, side: str, prefix: str, runs: int) -> tuple[float, float]:
+        """Runs/s of ``runs`` runs of ``side``, split over the pool's workers, and the
+        workers' CPU ms per run (what the machine's other work does not add to; the
+        database server's own CPU is not in it)."""
         lines = [
             json.dumps({"side": side, "prefix": prefix, "indices": list(range(w, runs, self.n))})
             for w in range(self.n)
         ]
-        return runs / _go(self.procs, lines)
+        elapsed, said = _go(self.procs, lines)
+        return runs / elapsed, sum(x["cpu"] for x in said) / runs * 1e3
 
     def close(self) -> None:
         _finish(self.procs)
@@ -552,7 +567,7 @@ def main() -> int:
     parser.add_argument("--graph", choices=sorted(SCENARIOS), default="code-review")
     parser.add_argument("--runs", type=int, help=f"per side and round (default {RUNS})")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=4, help="interleaved rounds")
+    parser.add_argument("--rounds", type=int, default=12, help="interleaved rounds")
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured runs per side, worker")
     parser.add_argument("--backend", choices=("both", "sqlite", "postgres"), default="both")
     parser.add_argument("--url", help="a PostgreSQL database to use instead of a throwaway one")
@@ -617,12 +632,14 @@ def main() -> int:
             pool.ready()
         cells = [(key, side) for key in pools for side in pools[key].sides]
         rates: dict[tuple[str, str, str], list[float]] = {}
+        cpus: dict[tuple[str, str, str], list[float]] = {}
         for r in range(args.rounds):  # every cell once a round, the order rotated
             k = (r * len(cells)) // max(args.rounds, 1)
             for (b, t), side in cells[k:] + cells[:k]:
-                rate = pools[(b, t)].rate(side, f"{_tag(side)}{r}", runs)
+                rate, cpu = pools[(b, t)].rate(side, f"{_tag(side)}{r}", runs)
                 rates.setdefault((b, t, side), []).append(rate)
-                print(f"  round {r + 1}: {b:8} {t:3} {side:14} {rate:7.1f} runs/s", flush=True)
+                cpus.setdefault((b, t, side), []).append(cpu)
+            print(f"  round {r + 1} of {args.rounds} done", file=sys.stderr, flush=True)
         for pool in pools.values():
             pool.close()
         timed = time.perf_counter() - started
@@ -659,27 +676,44 @@ def main() -> int:
                     where.mkdir(parents=True, exist_ok=True)
                     pool = Pool(args, data, ROOT, url, ["guarded"], profile=where)
                     pool.ready()
-                    pool.rate("guarded", "profiled", runs)
+                    pool.rate("guarded", "profiled", runs)  # its figures: py-spy's
                     pool.close()
                     profiled += pool.profiles
     notes.append(
         f"{timed:.0f} s for the timed rounds, {time.perf_counter() - started:.0f} s in all"
     )
-    out = Report(args, runs, trees, urls, rates)
+    out = Report(args, runs, trees, urls, {"runs/s": rates, "CPU ms/run": cpus})
     return out.show(checks, probes, cost, work, profiled, notes)
 
 
 class Report:
     """The printed figures: rates, paired ratios, what the checks and the probe found."""
 
-    def __init__(self, args: argparse.Namespace, runs: int, trees: Mapping[str, Path],
-                 urls: Mapping[tuple[str, str], str],
-                 rates: Mapping[tuple[str, str, str], list[float]]) -> None:  # fmt: skip
-        self.args, self.runs, self.trees, self.urls, self.rates = args, runs, trees, urls, rates
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        runs: int,
+        trees: Mapping[str, Path],
+        urls: Mapping[tuple[str, str], str],
+        figures: Mapping[str, Mapping[tuple[str, str, str], list[float]]],
+    ) -> None:
+        self.args, self.runs, self.trees, self.urls = args, runs, trees, urls
+        self.figures = figures
+        self.rates = figures["runs/s"]
 
-    def ratio(self, a: tuple[str, str, str], b: tuple[str, str, str]) -> list[float]:
+    def ratio(
+        self, a: tuple[str, str, str], b: tuple[str, str, str], figure: str = "runs/s"
+    ) -> list[float]:
         """a / b in each round (both were measured in the same round)."""
-        return [x / y for x, y in zip(self.rates[a], self.rates[b], strict=True)]
+        xs, ys = self.figures[figure][a], self.figures[figure][b]
+        return [x / y for x, y in zip(xs, ys, strict=True)]
+
+    def both(self, a: tuple[str, str, str], b: tuple[str, str, str]) -> str:
+        """The ratio of a to b in runs/s and in CPU per run, median (range)."""
+        return (
+            f"{spread(self.ratio(a, b)) + 'x':19} runs/s, "
+            f"{spread(self.ratio(a, b, 'CPU ms/run'))}x CPU per run"
+        )
 
     def show(
         self,
@@ -708,20 +742,21 @@ class Report:
                 print(f"    {t}: {label} ({self.trees[t]})")
                 for side in SIDES:
                     if (b, t, side) in self.rates:
-                        print(
-                            f"      {side:25} {spread(self.rates[(b, t, side)], '{:.1f}')} runs/s"
-                        )
+                        rate = spread(self.rates[(b, t, side)], "{:.1f}")
+                        cpu = spread(self.figures["CPU ms/run"][(b, t, side)], "{:.1f}")
+                        print(f"      {side:25} {rate:18} runs/s, {cpu} CPU ms per run")
                 g = self.ratio((b, t, "guarded"), (b, t, "unguarded"))
                 verdict = "met" if statistics.median(g) >= TARGET else "MISSED"
                 print(
-                    f"      guarded / unguarded       {spread(g)}x   "
-                    f"(target >= {TARGET}x: {verdict})"
+                    f"      guarded / unguarded       "
+                    f"{self.both((b, t, 'guarded'), (b, t, 'unguarded'))}   "
+                    f"(target >= {TARGET}x runs/s: {verdict})"
                 )
                 if (b, t, "unguarded sync") in self.rates:
-                    s = self.ratio((b, t, "guarded"), (b, t, "unguarded sync"))
-                    u = self.ratio((b, t, "unguarded sync"), (b, t, "unguarded"))
-                    print(f"      guarded / unguarded sync  {spread(s)}x")
-                    print(f"      unguarded sync / async    {spread(u)}x")
+                    s = self.both((b, t, "guarded"), (b, t, "unguarded sync"))
+                    u = self.both((b, t, "unguarded sync"), (b, t, "unguarded"))
+                    print(f"      guarded / unguarded sync  {s}")
+                    print(f"      unguarded sync / async    {u}")
                 c = checks[(b, t)]
                 print(
                     f"      report log: {c['crossings']} crossings, {c['rows']} rows, "
@@ -740,17 +775,14 @@ class Report:
                     print("        PROBLEM a release acted on before its report was recorded")
                     failed = True
             if "old" in self.trees and (b, "old", "guarded") in self.rates:
-                ng = self.ratio((b, "new", "guarded"), (b, "old", "guarded"))
-                nu = self.ratio((b, "new", "unguarded"), (b, "old", "unguarded"))
+                ng = self.both((b, "new", "guarded"), (b, "old", "guarded"))
+                nu = self.both((b, "new", "unguarded"), (b, "old", "unguarded"))
                 gn = statistics.median(self.ratio((b, "new", "guarded"), (b, "new", "unguarded")))
                 go = statistics.median(self.ratio((b, "old", "guarded"), (b, "old", "unguarded")))
                 print("    recording before release, new against old:")
-                print(f"      guarded new / old         {spread(ng)}x")
-                print(
-                    f"      unguarded new / old       {spread(nu)}x   "
-                    "(the same LangGraph on both: the noise)"
-                )
-                print(f"      guarded / unguarded       {gn:.2f}x new against {go:.2f}x old")
+                print(f"      guarded new / old         {ng}")
+                print(f"      unguarded new / old       {nu}   (the same LangGraph: the noise)")
+                print(f"      guarded / unguarded runs/s {gn:.2f}x new against {go:.2f}x old")
             if b in cost:
                 logged, bare = cost[b]
                 print(
