@@ -434,6 +434,7 @@ def _ready(procs: Sequence[Any], tree: Path) -> None:
 def _finish(procs: Sequence[Any]) -> None:
     for p in procs:
         p.stdin.close()
+        p.stdout.read()  # to the end: py-spy says where it wrote once its worker exits
         p.stdout.close()
         if p.wait() != 0:
             raise SystemExit(f"a worker exited with {p.returncode}")
@@ -828,7 +829,10 @@ def print_profile(files: list[Path], top: int = 15) -> None:
     if not total:
         print("  profile    no samples")
         return
-    print(f"  profile    {total} samples of a guarded pool ({files[0].parent}), warm-up included")
+    print(
+        f"  profile    {total} samples of a guarded pool ({files[0].parent}), "
+        "start-up and warm-up included"
+    )
     for name, n in incl.most_common(top):
         print(f"    {100 * n / total:5.1f}% incl  {name}")
     for name, n in own.most_common(8):
