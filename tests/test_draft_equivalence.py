@@ -177,7 +177,7 @@ def _drafts(draw: st.DrawFn) -> str:
     return "".join((w.capitalize() if cap else w) + glue for w, glue, cap in parts)
 
 
-# More when a change to the readings (trustgate/verifiers/drafts/_grammar.py) or to the
+# More when a change to the readings (trustgate/verifiers/drafts/_grammar/) or to the
 # pre-scan (_triggers.py) is being checked: TRUSTGATE_EQUIVALENCE_EXAMPLES=20000.
 _EXAMPLES = int(os.environ.get("TRUSTGATE_EQUIVALENCE_EXAMPLES", "1500"))
 

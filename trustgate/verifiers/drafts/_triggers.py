@@ -44,6 +44,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from trustgate.verifiers.drafts import _grammar as _claims
+from trustgate.verifiers.drafts._grammar import words as _words
 from trustgate.verifiers.drafts._text import fold
 
 __all__ = ["Side", "causal", "hedge", "scan_form", "unstable"]
@@ -144,18 +145,9 @@ def unstable(form: str) -> list[int]:
 
 
 # Common words never chosen as a phrase's key (a rarer word of it is).
-_COMMON = frozenset(
-    str.split(
-        "a an the to in on of at for from as is was were be it this that our not if could "
-        "would must do don can t cannot too best good fair hard safe strong working remains "
-        "rule point points pointed potential pretty reasonable reasonably lean leaning "
-        "chances consistent hint hints hinted difficult unable haven hasn ought fairly "
-        "there s which what why now set"
-    )
-)
+_COMMON = _words.KEY_COMMON
 _B = r"(?<![a-z0-9])"  # a token starts here
 _E = r"(?![a-z0-9])"  # a token ends here
-_BE = "is|are|was|were|be|been|being|am|get|gets|got|getting"
 
 
 def _key(tokens: tuple[str, ...]) -> str:
@@ -256,7 +248,7 @@ def causal() -> Side:
     for v in lex.phrases["label"].values():
         for p in v:
             add(_key(p), _phrase(p)[: -len(_E)] + r"\s*[:\-—–]")
-    contextual = {"as", "for", "so", "with", "without", "wo"}
+    contextual = _words.CLAUSE_OPENERS | _words.WITHOUT
     for v in lex.phrases["connective"].values():
         for p in v:
             if len(p) > 1:
@@ -266,14 +258,14 @@ def causal() -> Side:
     add("for", rf",\s*for{_E}")
     add("so", rf"(?:[,;]\s*|{_B}and\s+)so{_E}")
     add("as", rf"[,;]\s*as{_E}")
-    add("as", rf"{_B}as\s+there\s+(?:{_BE}){_E}")
-    first.update({"as", "so", "with", "without", "wo"})
-    cause_noun = rf"{_B}(?:root|main|primary|underlying|proximate|immediate|the)\s+causes?{_E}"
-    add("cause", cause_noun)
-    add("causes", cause_noun)
-    for w in ("issue", "problem", "fault"):
-        add(w, rf"{_B}(?:underlying|root|real|core|actual)\s+{w}{_E}")
-    adverb = rf"(?:{_alt(_claims._ADVERB_ALSO)}|[a-z0-9']{{3,}}ly){_E}"
+    add("as", rf"{_B}as\s+there\s+(?:{_alt(_words.BE)}){_E}")
+    first.update((_words.CLAUSE_OPENERS - {"for"}) | _words.WITHOUT)
+    cause_noun = rf"{_B}(?:{_alt(_words.CAUSE_MODIFIER)})\s+(?:{_alt(_words.CAUSE_NOUN)}){_E}"
+    for w in _words.CAUSE_NOUN:
+        add(w, cause_noun)
+    for w in _words.ROOT_FAULT_NOUN:
+        add(w, rf"{_B}(?:{_alt(_words.ROOT_MODIFIER)})\s+{w}{_E}")
+    adverb = rf"(?:{_alt(_words.ADVERB_ALSO)}|[a-z0-9']{{3,}}ly){_E}"
     forms: dict[str, set[str]] = {"base": set(), "s": set(), "ed": set(), "ing": set()}
     for form, (lemma, kind) in lex.verbs.items():
         forms[kind].add(form)
@@ -281,11 +273,11 @@ def causal() -> Side:
             alone.add(form)  # "causing" asserts a cause wherever it stands
     alone |= forms["ed"] | forms["s"]
     ing = (
-        rf"(?:[,(—–]|{_B}(?:is|are|was|were|be|been|am|gets|got){_E})(?:\s*{adverb})*"
+        rf"(?:[,(—–]|{_B}(?:{_alt(_words.BE - _words.BEING)}){_E})(?:\s*{adverb})*"
         rf"\s*(?:{_alt(forms['ing'])}){_E}"
     )
     base = (
-        rf"{_B}(?:{_alt(_claims._MODAL)}|[a-z0-9']{{2,}}[a-rt-z0-9']s){_E}"
+        rf"{_B}(?:{_alt(_words.MODAL)}|[a-z0-9']{{2,}}[a-rt-z0-9']s){_E}"
         rf"(?:\s+{adverb})*\s+(?:{_alt(forms['base'])}){_E}"
     )
     for w in forms["ing"]:
