@@ -20,7 +20,14 @@ import pytest
 
 from trustgate import ConfigurationError
 from trustgate.drafts import Record, verify_draft
-from trustgate.verifiers.drafts._grammar import analyse, classes, parse_classes, reading, scan
+from trustgate.verifiers.drafts._grammar import (
+    analyse,
+    classes,
+    parse_classes,
+    reading,
+    scan,
+    spelling,
+)
 from trustgate.verifiers.drafts._grammar import words as W
 
 pytestmark = pytest.mark.unit
@@ -96,7 +103,12 @@ def _fires(sentence: str) -> bool:
 
 
 def _clear() -> None:
-    for cached in (scan.trigger_tokens, scan.causal_tokens, scan.hedge_tokens):
+    for cached in (
+        scan.trigger_tokens,
+        scan.causal_tokens,
+        scan.hedge_tokens,
+        spelling.variants,
+    ):
         cached.cache_clear()
     reading._last_side.clear()
 

@@ -48,8 +48,9 @@ _INVISIBLE = re.compile(
 
 def fold(text: str) -> str:
     """``text`` as the rules read it: NFKC, confusables and quotes folded, invisible and
-    combining characters removed. Case is kept (masking needs it). ASCII text is
-    returned unchanged except for ``*``: nothing in ASCII needs folding."""
+    combining characters removed, ``*`` (emphasis) a space. Case is kept (masking
+    needs it). ASCII text is returned unchanged except for ``*``: nothing in ASCII
+    needs folding."""
     if text.isascii():
         return text.replace("*", " ") if "*" in text else text
     text = _INVISIBLE.sub("", text)
@@ -57,7 +58,8 @@ def fold(text: str) -> str:
     if not text.isascii():
         text = "".join(ch for ch in text if not unicodedata.combining(ch))
         text = unicodedata.normalize("NFKC", text)
-    return text.translate(_CONFUSABLE)
+    text = text.translate(_CONFUSABLE)
+    return text.replace("*", " ") if "*" in text else text
 
 
 def _words(text: str) -> frozenset[str]:

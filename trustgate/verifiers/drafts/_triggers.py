@@ -44,6 +44,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from trustgate.verifiers.drafts import _grammar as _claims
+from trustgate.verifiers.drafts._grammar import spelling as _spelling
 from trustgate.verifiers.drafts._grammar import words as _words
 from trustgate.verifiers.drafts._text import fold
 
@@ -212,7 +213,20 @@ class Side:
         return False
 
 
+def _with_slips(alone: set[str], context: dict[str, list[str]]) -> None:
+    """A misspelt key (``becuase``) is a key too, as the reading corrects it
+    (:mod:`trustgate.verifiers.drafts._grammar.spelling`): alone where its word is,
+    or with its word's patterns spelt its way."""
+    for slip, word in _spelling.variants().items():
+        if word in alone:
+            alone.add(slip)
+        elif word in context:
+            whole = re.compile(rf"(?<![a-z]){re.escape(word)}(?![a-z])")
+            context.setdefault(slip, []).extend(whole.sub(slip, part) for part in context[word])
+
+
 def _build(alone: set[str], context: dict[str, list[str]], first: set[str]) -> Side:
+    _with_slips(alone, context)
     sources = {
         key: "|".join(sorted(set(parts))) for key, parts in context.items() if key not in alone
     }
@@ -247,7 +261,7 @@ def causal() -> Side:
 
     for v in lex.phrases["label"].values():
         for p in v:
-            add(_key(p), _phrase(p)[: -len(_E)] + r"\s*[:\-—–]")
+            add(_key(p), _phrase(p)[: -len(_E)] + r"\s*[:\-—–|]")
     contextual = _words.CLAUSE_OPENERS | _words.WITHOUT
     for v in lex.phrases["connective"].values():
         for p in v:

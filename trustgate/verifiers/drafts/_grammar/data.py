@@ -7,7 +7,9 @@ examples a test runs through ``verify_draft``:
   one entry per word or phrase, parsed into a :class:`Lexicon`;
 * ``grammar.txt``, the **word classes** the constructions are written with
   (auxiliaries, determiners, the prepositions that cannot start an object, the nouns
-  that name a fault...): one entry per class, parsed into :class:`Classes`.
+  that name a fault...): one entry per class, parsed into :class:`Classes`;
+* ``constructions.txt``, the **constructions** themselves, each with sentences it must
+  get deleted and sentences it must leave alone (no words: examples only).
 
 Both formats are documented at the top of their file. Keeping every word here and the
 constructions in code is what lets a reviewer see what a class holds, and a test prove
@@ -27,8 +29,10 @@ __all__ = [
     "Classes",
     "Lexicon",
     "classes",
+    "constructions",
     "lexicon",
     "parse_classes",
+    "parse_constructions",
     "parse_lexicon",
     "read_data",
 ]
@@ -301,3 +305,46 @@ def parse_classes(text: str, name: str = "grammar") -> Classes:
 def classes() -> Classes:
     """The shipped word classes (parsed once, on import of the grammar)."""
     return parse_classes(read_data("grammar.txt"))
+
+
+# ---- constructions (constructions.txt) ----------------------------------------------
+
+
+def parse_constructions(text: str, name: str = "constructions") -> list[tuple[str, str, str]]:
+    """Parse ``constructions.txt``: (construction, sign, draft) for every example."""
+    out: list[tuple[str, str, str]] = []
+    current: str | None = None
+    signs: set[str] = set()
+    lines = text.splitlines()
+
+    def close(line_no: int) -> None:
+        if current is not None and signs != {"+", "-"}:
+            raise ConfigurationError(
+                f"{name!r}: construction {current!r} before line {line_no} needs a '+' "
+                "and a '-' example"
+            )
+
+    for n, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line[0] in "+-" and line[1:2] == " ":
+            if current is None:
+                raise ConfigurationError(f"{name!r} line {n}: example before any construction")
+            signs.add(line[0])
+            out.append((current, line[0], line[2:].strip().replace("\\n", "\n")))
+            continue
+        close(n)
+        kind, _, cname = line.partition(" ")
+        if kind != "construction" or not cname.strip() or " " in cname.strip():
+            raise ConfigurationError(f"{name!r} line {n}: unknown entry {line!r}")
+        current = cname.strip()
+        signs = set()
+    close(len(lines) + 1)
+    return out
+
+
+@functools.cache
+def constructions() -> list[tuple[str, str, str]]:
+    """The shipped construction examples."""
+    return parse_constructions(read_data("constructions.txt"))

@@ -18,6 +18,10 @@ from trustgate.verifiers.drafts._text import MASK
 
 __all__ = ["cause_noun", "label", "outcome"]
 
+# What ends a field label: a colon or a dash in prose, a cell boundary in a table row
+# ("| Root cause | a retry loop |").
+_LABEL_END = frozenset({":", "-", "—", "–", "|"})
+
 
 def label(c: Clause) -> str | None:
     """A field label at the start (``Root cause: ...``) followed by a stated cause."""
@@ -26,7 +30,7 @@ def label(c: Clause) -> str | None:
     phrases = c.lex.phrases["label"]
     for k in range(0, min(2, n)):
         p = c.phrase_at("label", k) if t[k] in phrases else None
-        if p is not None and k + len(p) < n - 1 and t[k + len(p)] in (":", "-", "—", "–"):
+        if p is not None and k + len(p) < n - 1 and t[k + len(p)] in _LABEL_END:
             after = t[k + len(p) + 1]
             if after not in W.NOT_STATED and after not in W.LABEL_EMPTY and after != MASK:
                 return f"label {' '.join(p)!r}"

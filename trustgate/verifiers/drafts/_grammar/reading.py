@@ -24,6 +24,7 @@ from trustgate.verifiers.drafts._grammar.setaside import (
     mask_embedded_questions,
     mask_names,
 )
+from trustgate.verifiers.drafts._grammar.spelling import correct
 from trustgate.verifiers.drafts._grammar.verbs import verb
 from trustgate.verifiers.drafts._text import Sentence, read
 
@@ -49,6 +50,7 @@ class Analysis(Clause):
 
     def __init__(self, s: Sentence, lex: Lexicon) -> None:
         super().__init__(s, lex)
+        correct(self.t)
         mask_names(self, trigger_tokens())
         mask_embedded_questions(self)
 

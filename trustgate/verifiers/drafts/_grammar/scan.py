@@ -14,6 +14,7 @@ import functools
 import re
 from collections.abc import Iterable
 
+from trustgate.verifiers.drafts._grammar import spelling
 from trustgate.verifiers.drafts._grammar import words as W
 from trustgate.verifiers.drafts._grammar.data import lexicon
 
@@ -41,6 +42,7 @@ def trigger_words() -> frozenset[str]:
     for kind in ("belief", "outcome", "should"):
         out.update(w.split()[0] for w in lex.words.get(kind, ()))
     out.update(W.SCAN_EXTRA)
+    out.update(spelling.variants())  # "becuase" starts what "because" starts
     return frozenset(w for w in out if w and w not in W.CLAUSE_OPENERS)
 
 

@@ -25,6 +25,9 @@ QUESTION_END = re.compile(r"\?[\s\"')\]*_]*(?:\[\[[^\[\]\n]*\]\][\s]*)*\Z")
 # Marks after which a capitalised word starts a new sentence or item, not a name.
 _STARTS = frozenset({".", ":", "(", '"', "-", "—", "–", "•", ";", "!", "?", "'", ">"})
 _SOFT = frozenset({",", ";", ":"})
+# What ends a leading wh-clause: a comma, or the mark after a label ("Why it happened —
+# the lease was never renewed", a table cell).
+_LEAD_END = _SOFT | {"—", "–", "|"}
 
 
 def mask_names(c: Clause, triggers: frozenset[str]) -> None:
@@ -67,7 +70,7 @@ def mask_embedded_questions(c: Clause) -> None:
     if n > 2 and t[0] in W.WH_LEAD:
         last = -1
         for j in range(1, n):
-            if t[j] in _SOFT:
+            if t[j] in _LEAD_END:
                 break
             if t[j] in W.COPULA_REMAIN:
                 last = j
