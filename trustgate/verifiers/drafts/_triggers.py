@@ -22,8 +22,9 @@ the reading does, checked by a small pattern on the sentence:
 * a cause noun after ``root``, ``main``, ``the``...; ``issue``, ``problem``,
   ``fault`` after ``root``, ``underlying``...; a field label followed by its colon;
 * a causative verb's ``-ing`` form after a comma, dash, bracket or a form of *be*,
-  its base form after a modal or a plural-looking word (adverbs between skipped, as
-  the reading skips them).
+  its base form after a modal, a form of *do* or a plural-looking word (adverbs and
+  a negation between skipped, as the reading skips them);
+* the noun of ``made no difference to``, ``played a part in`` before its preposition.
 
 Text the reading folds into something else (a character outside ASCII that is not
 plain punctuation or a space, an arrow, ``b/c``) makes its sentence a candidate for
@@ -252,7 +253,9 @@ def hedge() -> Side:
 @functools.cache
 def causal() -> Side:
     lex = _claims.lexicon()
-    alone: set[str] = set(lex.words.get("outcome", ()))
+    alone: set[str] = set(lex.words.get("outcome", ())) | set(lex.words.get("predicate", ()))
+    # the noun "cause" is read wherever a noun phrase holds it ("was not the root cause")
+    alone |= _words.CAUSE_NOUN
     context: dict[str, list[str]] = {}
     first: set[str] = set()
 
@@ -274,9 +277,8 @@ def causal() -> Side:
     add("as", rf"[,;]\s*as{_E}")
     add("as", rf"{_B}as\s+there\s+(?:{_alt(_words.BE)}){_E}")
     first.update((_words.CLAUSE_OPENERS - {"for"}) | _words.WITHOUT)
-    cause_noun = rf"{_B}(?:{_alt(_words.CAUSE_MODIFIER)})\s+(?:{_alt(_words.CAUSE_NOUN)}){_E}"
-    for w in _words.CAUSE_NOUN:
-        add(w, cause_noun)
+    for p in _words.EFFECT_PHRASE:  # "made no difference to", "played a part in"
+        add(p[0], _phrase(p))
     for w in _words.ROOT_FAULT_NOUN:
         add(w, rf"{_B}(?:{_alt(_words.ROOT_MODIFIER)})\s+{w}{_E}")
     adverb = rf"(?:{_alt(_words.ADVERB_ALSO)}|[a-z0-9']{{3,}}ly){_E}"
@@ -290,9 +292,10 @@ def causal() -> Side:
         rf"(?:[,(—–]|{_B}(?:{_alt(_words.BE - _words.BEING)}){_E})(?:\s*{adverb})*"
         rf"\s*(?:{_alt(forms['ing'])}){_E}"
     )
+    negation = rf"(?:{_alt(_words.NEG)}){_E}"
     base = (
-        rf"{_B}(?:{_alt(_words.MODAL)}|[a-z0-9']{{2,}}[a-rt-z0-9']s){_E}"
-        rf"(?:\s+{adverb})*\s+(?:{_alt(forms['base'])}){_E}"
+        rf"{_B}(?:{_alt(_words.MODAL | _words.DO_SUPPORT)}|[a-z0-9']{{2,}}[a-rt-z0-9']s){_E}"
+        rf"(?:\s+(?:{adverb}|{negation}))*\s+(?:{_alt(forms['base'])}){_E}"
     )
     for w in forms["ing"]:
         add(w, ing)

@@ -6,7 +6,8 @@ fault came from. The same phrases have other senses, and the frame tells them ap
 a person or team *responsible for* a service holds a role, not blame (``the SRE team
 is responsible for TLS termination``); a request *comes from* a customer, a fix
 *came down to* the wire. So each reading needs a thing (not a person, not
-``nothing``) on one side and a fault on one side.
+``nothing``) on one side and a fault on one side. Blame denied (``the deploy was not
+responsible for the data loss``) is still a statement about the cause.
 """
 
 from __future__ import annotations
@@ -25,10 +26,14 @@ def responsible(c: Clause, i: int, prev: str) -> bool:
     """``responsible for`` at ``i``: blame when a thing is stated to be responsible
     (``was responsible for``), or, in the present, responsible for a fault."""
     t = c.t
+    if prev in W.COPULA_NEGATED:
+        prev = W.COPULA_NEGATED[prev]  # "wasn't responsible for"
+    elif prev in W.NEG and i > 1:
+        prev = t[i - 2]  # "was not responsible for": blame denied is blame stated
     if prev not in W.COPULA:
         return False
     subject = c.subject(i)
-    if c.negated(i) or c.human(subject) or any(x in W.NOBODY for x in subject):
+    if c.human(subject) or any(x in W.NOBODY for x in subject):
         return False  # a role, not an attribution
     faults = _faults(c)
     # in the present, a function unless a fault follows: "is responsible for TLS"

@@ -5,7 +5,8 @@ Most connectives assert a cause wherever they stand in a statement (``because``,
 and the frame is what is read here: ``since`` + a finite clause (not a time),
 sentence-initial or post-comma ``as`` + a clause (not a comparison or a manner),
 ``, for`` + a clause, ``, so`` + a clause (not ``so that``, ``so far``),
-``With X down, ...``, ``Without X, ...``. The phrases that attribute blame (``was
+``With X down, ...``, ``Without X, ...``. A negated connective (``not due to an
+attack``) is still a statement about the cause. The phrases that attribute blame (``was
 responsible for``, ``came from``, ``comes down to``) are judged by
 :mod:`.attribution`.
 """
@@ -31,6 +32,17 @@ def _progressive(c: Clause, start: int, span: int) -> bool:
     return False
 
 
+def _finite(c: Clause, i: int) -> bool:
+    """A bare verb at ``i`` after a modal or a form of do, a negation between
+    ("can result in", "did not stem from")."""
+    j, prev = c.prev(i)
+    if (prev in W.VERB_NEGATION or prev.endswith("n't")) and j > 0:
+        if prev in W.DO_SUPPORT:
+            return True
+        j, prev = c.prev(j)
+    return prev in W.MODAL or prev in W.DO_SUPPORT
+
+
 def connective(c: Clause, i: int, p: tuple[str, ...]) -> str | None:
     """Whether the connective ``p`` at ``i`` asserts a cause, and why."""
     t = c.t
@@ -38,8 +50,15 @@ def connective(c: Clause, i: int, p: tuple[str, ...]) -> str | None:
     w = p[0]
     nxt = t[i + len(p)] if i + len(p) < n else ""
     prev = t[i - 1] if i > 0 else ""
-    if prev in W.NEG or prev.endswith("n't"):
-        return None  # "not because of", "not due to"
+    negated = prev in W.NEG or prev.endswith("n't")
+    if negated and (
+        (len(p) == 1 and w in W.CLAUSE_CONNECTIVE_SO | W.WITHOUT)
+        or not (prev in W.VERB_NEGATION or prev.endswith("n't"))
+    ):
+        # "not since Monday", "not so long ago"; "no blame for", "without due to"
+        return None
+    if p in W.FINITE_ONLY and not _finite(c, i):
+        return None  # "the result from the benchmark": a noun, not "did not result from"
     if p == ("due", "to") and (nxt == "be" or nxt in c.lex.words.get("schedule", frozenset())):
         return None  # a schedule: "due to expire on 1 July"
     if p == ("thanks", "to") and (
@@ -124,4 +143,8 @@ def connective(c: Clause, i: int, p: tuple[str, ...]) -> str | None:
         return None
     if p in W.BEHIND and nxt not in W.ARTICLES:
         return None
+    if negated:
+        # "not due to an attack", "not because of the deploy": a statement about the
+        # cause, which needs its citation as much as the cause itself
+        return f"negated cause {' '.join(p)!r}"
     return f"connective {' '.join(p)!r}"

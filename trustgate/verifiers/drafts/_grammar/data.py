@@ -52,6 +52,7 @@ KINDS = (
     "neutral",
     "adverse",
     "schedule",
+    "predicate",
 )
 
 

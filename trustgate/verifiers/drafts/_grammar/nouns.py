@@ -13,14 +13,34 @@ cause stated, unless what follows says it is not known yet.
 from __future__ import annotations
 
 from trustgate.verifiers.drafts._grammar import words as W
-from trustgate.verifiers.drafts._grammar.clause import Clause
+from trustgate.verifiers.drafts._grammar.clause import Clause, head
 from trustgate.verifiers.drafts._text import MASK
 
-__all__ = ["cause_noun", "label", "outcome"]
+__all__ = ["cause_noun", "effect", "label", "outcome", "predicate", "predicate_noun"]
 
 # What ends a field label: a colon or a dash in prose, a cell boundary in a table row
 # ("| Root cause | a retry loop |").
 _LABEL_END = frozenset({":", "-", "—", "–", "|"})
+# What ends the clause a predicate noun closes ("" is the end of the sentence).
+_CLAUSE_END = frozenset({"", ".", ",", ";", ":", "—", "–", "!", "(", ")"})
+
+
+def predicate_noun(c: Clause, i: int) -> str | None:
+    """A noun that names a cause only as a predicate (``X was the main contributor
+    to Y``, ``X was not a factor``, ``X is the driver behind Y``): a copula before it
+    and, after it, a preposition or the end of the clause."""
+    t = c.t
+    nxt = t[i + 1] if i + 1 < len(t) else ""
+    if nxt not in W.PREDICATE_PREP and nxt not in _CLAUSE_END:
+        return None
+    where = predicate(c, i)
+    if where < 0 or (where > 0 and t[where - 1] == "there"):
+        return None
+    subject = c.subject(where)
+    if not subject or c.human(subject) or any(x in W.NOBODY for x in subject):
+        return None  # "she was a key contributor to the review"
+    negated = any(x in W.NEG for x in t[where:i]) or t[where] in W.COPULA_NEGATED
+    return f"{'negated cause' if negated else 'stated cause'} {' '.join(t[where : i + 1])!r}"
 
 
 def label(c: Clause) -> str | None:
@@ -37,10 +57,54 @@ def label(c: Clause) -> str | None:
     return None
 
 
-def cause_noun(c: Clause, i: int) -> str | None:
-    """``the root cause was ...``, ``X was the main cause``."""
+def _modifier_before(c: Clause, i: int) -> str:
+    """The word modifying the noun at ``i``, the first half of a hyphenated compound
+    standing for the compound ("knock-on effect", "root-cause")."""
     t = c.t
     prev = t[i - 1] if i > 0 else ""
+    if i > 2 and t[i - 2] == "-" and prev.isalpha():
+        return t[i - 3]  # "knock - on effect"
+    if prev == "-" and i > 1:
+        return t[i - 2]  # "root - cause"
+    return prev
+
+
+def predicate(c: Clause, i: int) -> int:
+    """The copula that makes the noun at ``i`` a predicate (``X was not the main
+    cause``, ``X is one likely trigger``): its index, or -1. Only what a noun phrase
+    holds stands between them (determiners, modifiers, a negation)."""
+    t = c.t
+    j = i - 1
+    while j >= 0 and i - j <= 5:
+        w = t[j]
+        if w in W.BE or w in W.COPULA_NEGATED or w in W.BECOME:
+            return j
+        if not (
+            w in W.DETERMINERS
+            or w in W.NEG
+            or w in W.OUTCOME_MODIFIER
+            or w in W.CAUSE_MODIFIER
+            or w in W.PREDICATE_MODIFIER
+            or (w.endswith(("ly", "est")) and len(w) > 4)
+            or (w.isalpha() and j > 0 and t[j - 1] == "-")  # "knock-on"
+        ):
+            return -1
+        j -= 1
+    return -1
+
+
+def cause_noun(c: Clause, i: int) -> str | None:
+    """``the root cause was ...``, ``X was the main cause``, ``X was not the root
+    cause`` (a cause denied is a statement about the cause)."""
+    t = c.t
+    prev = _modifier_before(c, i)
+    where = predicate(c, i)
+    if where > 0 and t[where - 1] == "there":
+        where = -1  # existential: "there was no single cause" names none
+    if where >= 0:
+        negated = any(x in W.NEG for x in t[where:i]) or t[where] in W.COPULA_NEGATED
+        kind = "negated cause" if negated else "stated cause"
+        return f"{kind} {' '.join(t[where : i + 1])!r}"
     if prev in W.CAUSE_MODIFIER:
         if i > 1 and t[i - 2] in W.CAUSE_COPULA:
             return f"stated cause {' '.join(t[max(0, i - 2) : i + 1])!r}"
@@ -50,12 +114,36 @@ def cause_noun(c: Clause, i: int) -> str | None:
                 j += 1
         if j < len(t) and (t[j] in W.CAUSE_STATED_BY or t[j] == ":"):
             after = t[j + 1] if j + 1 < len(t) else ""
-            if after in W.STATED_PARTICIPLES:
-                return f"stated cause {' '.join(t[max(0, i - 1) : i + 1])!r}"
-            if after in W.NOT_STATED or after.endswith("ed") or after == "":
-                return None
-            return f"stated cause {' '.join(t[max(0, i - 1) : i + 1])!r}"
+            if after not in W.STATED_PARTICIPLES and (
+                after in W.NOT_STATED or after.endswith("ed") or after == ""
+            ):
+                return None  # "the root cause is still unknown", "... was fixed"
+            return f"stated cause '{prev} {t[i]}'"
     return None
+
+
+def effect(c: Clause, i: int) -> str | None:
+    """``X made no difference to Y``, ``X had little effect on Y``, ``X played a part
+    in Y``: a statement that one thing did (or did not) change another. A person
+    playing a role acts; an incident having an impact is impact, not cause."""
+    t = c.t
+    nxt = t[i + 1] if i + 1 < len(t) else ""
+    if (t[i], nxt) not in W.EFFECT_PHRASE:
+        return None
+    j = i - 1
+    while j >= 0 and i - j <= 4 and t[j] not in W.EFFECT_VERB:
+        if t[j] in (",", ";", ":", "."):
+            return None
+        j -= 1
+    if j < 0 or t[j] not in W.EFFECT_VERB:
+        return None
+    subject = c.subject(j)
+    if not subject or c.human(subject) or all(w == MASK for w in subject):
+        return None
+    found = head(list(reversed(subject)))
+    if found and found[-1] in W.INCIDENT:
+        return None  # "the outage had no impact on EU customers": impact
+    return f"effect '{t[j]} ... {t[i]} {nxt}'"
 
 
 def outcome(c: Clause, i: int) -> str | None:
@@ -64,15 +152,24 @@ def outcome(c: Clause, i: int) -> str | None:
     t = c.t
     if i == 0 and len(t) > 1 and t[1] == ":":
         return None  # a field label ("Impact: none")
-    prev = t[i - 1] if i > 0 else ""
+    prev = _modifier_before(c, i)
     nxt = t[i + 1] if i + 1 < len(t) else ""
+    if nxt == "of" and i + 2 < len(t) and t[i + 2] in W.OF_COMPOUND:
+        return None  # "the source of truth", "the system of record"
+    if t[i] == "reason" and nxt in W.REASON_COMPOUND:
+        return None  # "was the reason field", "the reason code"
+    if t[i] in W.CAUSE_LIKE and nxt in _CLAUSE_END:
+        # at the end of its clause: "A malformed regex was the trigger."
+        where = predicate(c, i)
+        if where >= 0 and (where == 0 or t[where - 1] != "there"):
+            return f"outcome {t[i]!r} stated"
     # predicate position: "X was the direct result of Y", "Y was the trigger for X"
     if (nxt in W.OUTCOME_OF or t[i] == "reason") and i > 1:
         j = i - 1
         copula = W.BE_HAVE
         while j > 0 and i - j <= 4 and t[j] not in copula and t[j] not in (",", ";"):
             j -= 1
-        if t[j] in copula and not c.negated(j + 1):
+        if t[j] in copula:  # negated or not: "was not the result of a breach"
             return f"outcome {t[i]!r} of"
     if i == 0 and nxt not in W.OUTCOME_OF_FROM:
         return None  # "Culprit is the name of our chaos tool"

@@ -15,7 +15,13 @@ from trustgate.verifiers.drafts._grammar.clause import Clause
 from trustgate.verifiers.drafts._grammar.connectives import connective
 from trustgate.verifiers.drafts._grammar.data import Lexicon, lexicon
 from trustgate.verifiers.drafts._grammar.hedges import belief, hedge_phrase, may, should
-from trustgate.verifiers.drafts._grammar.nouns import cause_noun, label, outcome
+from trustgate.verifiers.drafts._grammar.nouns import (
+    cause_noun,
+    effect,
+    label,
+    outcome,
+    predicate_noun,
+)
 from trustgate.verifiers.drafts._grammar.scan import causal_tokens, hedge_tokens, trigger_tokens
 from trustgate.verifiers.drafts._grammar.setaside import (
     QUESTION_END,
@@ -69,6 +75,7 @@ class Analysis(Clause):
             return found
         connectives = lex.phrases["connective"]
         outcomes = lex.words.get("outcome", frozenset())
+        predicates = lex.words.get("predicate", frozenset())
         for i in [k for k, x in enumerate(t) if x in causal_tokens()]:
             w = t[i]
             if w in W.ARROWS and 0 < i < n - 1:
@@ -79,8 +86,16 @@ class Analysis(Clause):
                     why = connective(self, i, p)
                     if why:
                         return why
-            if w in W.CAUSE_NOUN and not self.negated(i):
+            if w in W.CAUSE_NOUN:  # negated too: "X was not the root cause"
                 why = cause_noun(self, i)
+                if why:
+                    return why
+            if w in W.EFFECT_NOUN:
+                why = effect(self, i)
+                if why:
+                    return why
+            if w in predicates:
+                why = predicate_noun(self, i)
                 if why:
                     return why
             if w in W.ROOT_FAULT_NOUN and i > 0 and t[i - 1] in W.ROOT_MODIFIER:

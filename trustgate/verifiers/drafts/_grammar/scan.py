@@ -39,9 +39,10 @@ def trigger_words() -> frozenset[str]:
                 out.update(" ".join(p) for p in phrases if len(p) > 1)
             else:
                 out.add(first)
-    for kind in ("belief", "outcome", "should"):
+    for kind in ("belief", "outcome", "predicate", "should"):
         out.update(w.split()[0] for w in lex.words.get(kind, ()))
     out.update(W.SCAN_EXTRA)
+    out.update(W.EFFECT_NOUN)
     out.update(spelling.variants())  # "becuase" starts what "because" starts
     return frozenset(w for w in out if w and w not in W.CLAUSE_OPENERS)
 
@@ -71,6 +72,8 @@ def causal_tokens() -> frozenset[str]:
         | W.ROOT_FAULT_NOUN
         | set(lex.phrases["connective"])
         | set(lex.words.get("outcome", ()))
+        | set(lex.words.get("predicate", ()))
+        | W.EFFECT_NOUN
         | set(lex.verbs)
     )
 

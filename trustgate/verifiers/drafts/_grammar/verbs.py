@@ -139,9 +139,13 @@ def verb(c: Clause, i: int) -> str | None:
     particle = c.lex.particles.get(lemma)
     if particle is not None and not any(x in particle for x in t[i + 1 : i + 5]):
         return None
-    if c.negated(i):
-        return None
     j, prev = c.prev(i)
+    if c.negated(i) and not (
+        lemma in W.CAUSE_TRIGGER and (prev in W.VERB_NEGATION or prev.endswith("n't"))
+    ):
+        # "did not break"; but "did not cause" still speaks of a cause (not "have not
+        # found what caused": that negation is another verb's)
+        return None
     if prev == "to" and j > 0 and t[j - 1] not in W.TO_CAUSE:
         return None  # an infinitive: purpose, not a claim
     nxt = t[i + 1] if i + 1 < len(t) else ""
@@ -192,7 +196,12 @@ def verb(c: Clause, i: int) -> str | None:
             and prev not in W.DETERMINERS
             and prev not in W.SEEING
         )
-        if prev not in W.MODAL and not plural_noun:
+        finite = (
+            prev in W.MODAL
+            or prev in W.DO_SUPPORT
+            or (prev in W.NEG and j > 0 and (t[j - 1] in W.MODAL or t[j - 1] in W.DO_SUPPORT))
+        )  # "will cause", "did cause", "did not cause"
+        if not finite and not plural_noun:
             return None
     subject = c.subject(i)
     if not subject:
