@@ -274,6 +274,7 @@ def causal() -> Side:
                 alone.add(p[0])
     add("for", rf",\s*for{_E}")
     add("so", rf"(?:[,;]\s*|{_B}and\s+)so{_E}")
+    add("so", rf"{_B}so{_E}[\s\S]*{_B}that{_E}")  # a result clause: "so long that"
     add("as", rf"[,;]\s*as{_E}")
     add("as", rf"{_B}as\s+there\s+(?:{_alt(_words.BE)}){_E}")
     first.update((_words.CLAUSE_OPENERS - {"for"}) | _words.WITHOUT)

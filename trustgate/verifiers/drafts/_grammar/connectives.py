@@ -4,7 +4,8 @@ Most connectives assert a cause wherever they stand in a statement (``because``,
 ``due to``, ``led to``, ``which meant``, ``→``). A few are causal only in one frame,
 and the frame is what is read here: ``since`` + a finite clause (not a time),
 sentence-initial or post-comma ``as`` + a clause (not a comparison or a manner),
-``, for`` + a clause, ``, so`` + a clause (not ``so that``, ``so far``),
+``, for`` + a clause, ``, so`` + a clause (not ``so that``, ``so far``), ``so long
+that`` and ``such a backlog that`` (a result clause; ``so that`` is purpose),
 ``With X down, ...``, ``Without X, ...``. A negated connective (``not due to an
 attack``) is still a statement about the cause. The phrases that attribute blame (``was
 responsible for``, ``came from``, ``comes down to``) are judged by
@@ -41,6 +42,23 @@ def _finite(c: Clause, i: int) -> bool:
             return True
         j, prev = c.prev(j)
     return prev in W.MODAL or prev in W.DO_SUPPORT
+
+
+def _result_clause(c: Clause, i: int) -> bool:
+    """``so long that jobs timed out``, ``such a backlog that ...``: a degree word, one
+    to three words, then ``that`` and a clause (not ``so that``, purpose; not ``such
+    that``, a condition)."""
+    t = c.t
+    n = len(t)
+    if i + 1 < n and t[i + 1] == "that":
+        return False
+    for k in range(i + 2, min(n - 1, i + 5)):
+        w = t[k - 1]
+        if not w.isalpha() or w in W.CLAUSE:
+            return False
+        if t[k] == "that":
+            return t[k + 1].isalpha()
+    return False
 
 
 def connective(c: Clause, i: int, p: tuple[str, ...]) -> str | None:
@@ -107,6 +125,13 @@ def connective(c: Clause, i: int, p: tuple[str, ...]) -> str | None:
         if prev == "," and nxt in W.SUBJECT_START and c.clause_has(i + 1, W.AUX, 8):
             return "connective 'for'"
         return None
+    if w in W.DEGREE and len(p) == 1:
+        if nxt == "-":
+            return None  # "so-called", "so-so"
+        if _result_clause(c, i):
+            return f"connective '{w} ... that'"  # "grew so long that jobs timed out"
+        if w != "so":
+            return None
     if w == "so" and len(p) == 1:
         if prev in W.SO_AFTER and nxt not in W.SO_NOT and nxt not in ("", "."):
             return "connective 'so'"
@@ -143,6 +168,8 @@ def connective(c: Clause, i: int, p: tuple[str, ...]) -> str | None:
         return None
     if p in W.BEHIND and nxt not in W.ARTICLES:
         return None
+    if p in W.HOW_CONNECTIVE and (nxt in W.PERSONAL or c.human([nxt])):
+        return None  # "which is how we found it": how someone did something
     if negated:
         # "not due to an attack", "not because of the deploy": a statement about the
         # cause, which needs its citation as much as the cause itself
