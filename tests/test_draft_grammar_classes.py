@@ -91,6 +91,9 @@ def _constants() -> dict[str, list[str]]:
         "CLEFT_AFTER": ("article", "cleft-after"),
         "BE_HAVE": ("be", "have"),
         "LOAD_COMPOUND": ("load-compound",),
+        "SQUEEZE": ("squeeze",),
+        "EFFECT_NOUN": ("effect-phrase",),
+        "GAPPED_BY_VERB": ("gapped-attribution",),
     }.items():
         for name in names:
             out.setdefault(name, []).append(const)
@@ -117,10 +120,10 @@ def _empty(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     members = classes().words.get(name, frozenset())
     for const in _constants()[name]:
         value = getattr(W, const)
-        if isinstance(value, tuple):
+        if name in classes().phrases:
+            monkeypatch.setattr(W, const, type(value)())
+        elif isinstance(value, tuple):
             monkeypatch.setattr(W, const, tuple(x for x in value if x not in members))
-        elif name in classes().phrases:
-            monkeypatch.setattr(W, const, frozenset())
         else:
             monkeypatch.setattr(W, const, value - members)
     _clear()

@@ -169,8 +169,9 @@ def _phrase(tokens: tuple[str, ...], squeeze: bool = False) -> str:
     for k, tok in enumerate(tokens):
         if k:
             alnum = tokens[k - 1][-1:].isalnum() and tok[:1].isalnum()
-            if alnum and k == 1 and squeeze:  # "led directly to": one adverb may stand
-                out += r"(?:\s+[a-z0-9']*ly(?![a-z0-9]))?"
+            if alnum and k == 1 and squeeze:  # "led directly to", "stems in part from"
+                extent = "|".join(r"\s+".join(map(re.escape, sq)) for sq in _words.SQUEEZE)
+                out += rf"(?:\s+[a-z0-9']*ly(?![a-z0-9])|\s+(?:{extent}))?"
             out += r"\s+" if alnum else r"\s*"
         out += re.escape(tok)
     return _B + out + _E
@@ -280,6 +281,8 @@ def causal() -> Side:
     first.update((_words.CLAUSE_OPENERS - {"for"}) | _words.WITHOUT)
     for p in _words.EFFECT_PHRASE:  # "made no difference to", "played a part in"
         add(p[0], _phrase(p))
+    for p in _words.GAPPED:  # "attributed the latency to", what is blamed between
+        add(p[0], rf"{_B}{re.escape(p[0])}{_E}[\s\S]*{_phrase(p[1:])}")
     for w in _words.ROOT_FAULT_NOUN:
         add(w, rf"{_B}(?:{_alt(_words.ROOT_MODIFIER)})\s+{w}{_E}")
     adverb = rf"(?:{_alt(_words.ADVERB_ALSO)}|[a-z0-9']{{3,}}ly){_E}"

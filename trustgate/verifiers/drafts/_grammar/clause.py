@@ -55,16 +55,24 @@ class Clause:
 
     def phrase_at(self, kind: str, i: int) -> tuple[str, ...] | None:
         """The ``kind`` phrase of the vocabulary starting at ``i`` (longest first; an
-        adverb in -ly may follow a connective's first word: "led directly to")."""
+        adverb in -ly or a hedge on the extent may follow a connective's first word:
+        "led directly to", "stems in large part from")."""
         t = self.t
         for p in self.lex.phrases[kind].get(t[i], ()):
             if tuple(t[i : i + len(p)]) == p:
                 return p
-        if kind == "connective" and i + 2 < len(t) and t[i + 1].endswith("ly"):
-            squeezed = (t[i], *t[i + 2 : i + 6])
-            for p in self.lex.phrases[kind].get(t[i], ()):
-                if len(p) > 1 and squeezed[: len(p)] == p:
-                    return p
+        if kind == "connective" and i + 2 < len(t):
+            skip = 1 if t[i + 1].endswith("ly") else 0
+            if not skip:
+                for sq in W.SQUEEZE:  # "stems in large part from"
+                    if tuple(t[i + 1 : i + 1 + len(sq)]) == sq:
+                        skip = len(sq)
+                        break
+            if skip:
+                squeezed = (t[i], *t[i + 1 + skip : i + 6 + skip])
+                for p in self.lex.phrases[kind].get(t[i], ()):
+                    if len(p) > 1 and squeezed[: len(p)] == p:
+                        return p
         return None
 
     def prev(self, i: int) -> tuple[int, str]:
@@ -108,6 +116,15 @@ class Clause:
             out.append(w)
             j -= 1
         return out
+
+    def predicate_subject(self, i: int) -> list[str]:
+        """The subject of a predicate starting at ``i`` (``was responsible for``,
+        ``was at fault``): the clause before the copula and what stands with it."""
+        t = self.t
+        j = i
+        while j > 0 and (t[j - 1] in W.AUX or t[j - 1] in W.NEG or t[j - 1] in W.ADVERB_ALSO):
+            j -= 1
+        return self.subject(j)
 
     def human(self, subject: list[str]) -> bool:
         """Whether the subject's head is a person ("the on-call engineer", "we"), not a

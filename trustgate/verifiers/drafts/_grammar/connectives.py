@@ -83,8 +83,10 @@ def connective(c: Clause, i: int, p: tuple[str, ...]) -> str | None:
         nxt in W.GRATITUDE or nxt in c.lex.words.get("human", frozenset())
     ):
         return None  # gratitude
-    if p == ("responsible", "for") and not attribution.responsible(c, i, prev):
+    if p == ("responsible", "for") and not attribution.responsible(c, i):
         return None
+    if p in W.RESTS and not attribution.rests(c, i):
+        return None  # "the decision lies with the platform lead"
     if len(p) == 1 and nxt in W.COPULA_SUBJECT and w != "since":
         # the word itself is the subject: "hence is a word ..." (as and for before a
         # copula are no connective either: their branches below say so)

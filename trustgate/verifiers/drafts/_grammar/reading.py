@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trustgate.verifiers.drafts._grammar import words as W
+from trustgate.verifiers.drafts._grammar.attribution import gapped
 from trustgate.verifiers.drafts._grammar.clause import Clause
 from trustgate.verifiers.drafts._grammar.connectives import connective
 from trustgate.verifiers.drafts._grammar.data import Lexicon, lexicon
@@ -96,6 +97,10 @@ class Analysis(Clause):
                     return why
             if w in predicates:
                 why = predicate_noun(self, i)
+                if why:
+                    return why
+            if w in W.GAPPED_BY_VERB:
+                why = gapped(self, i)
                 if why:
                     return why
             if w in W.ROOT_FAULT_NOUN and i > 0 and t[i - 1] in W.ROOT_MODIFIER:

@@ -43,6 +43,7 @@ def trigger_words() -> frozenset[str]:
         out.update(w.split()[0] for w in lex.words.get(kind, ()))
     out.update(W.SCAN_EXTRA)
     out.update(W.EFFECT_NOUN)
+    out.update(W.GAPPED_BY_VERB)
     out.update(spelling.variants())  # "becuase" starts what "because" starts
     return frozenset(w for w in out if w and w not in W.CLAUSE_OPENERS)
 
@@ -74,6 +75,7 @@ def causal_tokens() -> frozenset[str]:
         | set(lex.words.get("outcome", ()))
         | set(lex.words.get("predicate", ()))
         | W.EFFECT_NOUN
+        | set(W.GAPPED_BY_VERB)
         | set(lex.verbs)
     )
 

@@ -6,10 +6,10 @@ worth the care (``because``, ``caused``, ``therefore``, ``probably``...; the cla
 ``typo-prone`` of ``grammar.txt``) are matched through the slips typing makes most:
 two neighbouring letters swapped (``becuase``, ``casued``) and, in words of eight
 letters or more, one letter dropped (``trigered``, ``probaly``). The first letter is
-never touched, and a variant that is itself a word the grammar knows (another form of
-the same verb, another trigger) is left alone, so correcting never invents a word the
-writer did not nearly type. Substitutions are not matched: they turn ``caused`` into
-``paused``.
+never touched nor the last dropped (``attributed`` would become ``attribute``), and a
+variant that is itself a word the grammar knows (another form of the same verb,
+another trigger) is left alone, so correcting never invents a word the writer did
+not nearly type. Substitutions are not matched: they turn ``caused`` into ``paused``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _slips(word: str) -> set[str]:
             if word[k] != word[k + 1]:
                 out.add(word[:k] + word[k + 1] + word[k] + word[k + 2 :])
     if len(word) >= _MIN_DROP:
-        for k in range(1, len(word)):
+        for k in range(1, len(word) - 1):  # never the last: "attributed" -> "attribute"
             out.add(word[:k] + word[k + 1 :])
     out.discard(word)
     return out
