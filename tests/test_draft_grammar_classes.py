@@ -118,7 +118,7 @@ def _clear() -> None:
 
 def _empty(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     members = classes().words.get(name, frozenset())
-    for const in _constants()[name]:
+    for const in _constants().get(name, []):
         value = getattr(W, const)
         if name in classes().phrases:
             monkeypatch.setattr(W, const, type(value)())
@@ -126,6 +126,8 @@ def _empty(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
             monkeypatch.setattr(W, const, tuple(x for x in value if x not in members))
         else:
             monkeypatch.setattr(W, const, value - members)
+    if name in ("deontic-verb", "permitted-extra"):  # built from them: their participles
+        monkeypatch.setattr(W, "PERMITTED", W.PERMITTED - W.participles(members))
     _clear()
 
 

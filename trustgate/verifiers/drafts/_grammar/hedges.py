@@ -28,12 +28,13 @@ def hedge_phrase(c: Clause, i: int, p: tuple[str, ...]) -> str | None:
     nxt = t[i + len(p)] if i + len(p) < n else ""
     prev = t[i - 1] if i > 0 else ""
     subject = c.subject(i)
-    if w in W.SUGGEST and (c.human(subject) or nxt in W.BE):
-        return None  # "we suggest customers ...", "the fix suggested was ..."
+    if w in W.SUGGEST and (c.human(subject) or nxt in W.BE or nxt.endswith("ing")):
+        return None  # "we suggest customers ...", "the fix suggested was ...", advice
+        # ("the runbook suggests checking the disk first")
     if w == "might" and (prev == "you" or nxt in W.MIGHT_NOT):
         return None
-    if p == ("may", "be") and (prev == "you" or c.human(subject)):
-        return None
+    if p == ("may", "be") and (prev == "you" or c.human(subject) or nxt in W.PERMITTED):
+        return None  # "refunds may be requested through the billing page": permission
     if p == ("must", "have") and nxt != "been" and not nxt.endswith("ed"):
         return None
     perfect = nxt == "been" or nxt.endswith(("ed", "en", "ne", "wn", "ht"))
@@ -95,14 +96,26 @@ def may(c: Clause, i: int) -> str | None:
         return None
     subject = c.subject(i)
     if verb in W.MAY_EPISTEMIC:
-        if verb == "be" and c.actor(subject):
-            return None
+        after = t[j + 1] if j + 1 < len(t) else ""
+        if verb == "be" and (c.actor(subject) or after in W.PERMITTED):
+            return None  # "refunds may be requested through the billing page"
         return f"epistemic 'may {verb}'"
     if verb in W.DEONTIC_VERBS or c.actor(subject) or "you" in subject:
         return None
     if negated and not subject:
         return None
     return f"epistemic 'may {verb}'"
+
+
+def _people_to(c: Clause, j: int) -> bool:
+    """People, then ``to`` (``all teams to complete``): whom a demand binds."""
+    t = c.t
+    for k in range(j, min(len(t), j + 5)):
+        if t[k] == "to":
+            return k > j and c.human(list(reversed(t[j:k])))
+        if t[k] in (",", ";", ".", ":"):
+            return False
+    return False
 
 
 def should(c: Clause, i: int) -> str | None:
@@ -119,6 +132,11 @@ def should(c: Clause, i: int) -> str | None:
         return f"epistemic 'should {nxt}'"
     if nxt == "be" and f"be {nxt2}" in words:
         return f"epistemic 'should be {nxt2}'"
+    for k in range(i + 2, min(n - 1, i + 9)):
+        if t[k] in (",", ";", "."):
+            break
+        if t[k] == "by" and t[k + 1] in W.BY_NOW:
+            return f"epistemic 'should ... by {t[k + 1]}'"  # "should be caught up by now"
     return None
 
 
@@ -130,8 +148,10 @@ def belief(c: Clause, i: int) -> str | None:
     nxt = t[i + 1] if i + 1 < len(t) else ""
     if w in W.EXPECT and prev in W.EXPECT_NOT_AFTER:
         return None
-    if w in W.THINK and nxt in W.THINK_OF:
-        return None
+    if w not in W.APPEAR and nxt in W.BELIEF_PREP:
+        return None  # "think of the cache as", "we believe in blameless reviews"
+    if w in W.EXPECT and _people_to(c, i + 1):
+        return None  # "we expect all teams to complete the training": a demand
     if w == "expected" and prev not in W.BE:
         subject = c.subject(i)
         if not any(x in W.FIRST_PERSON_PLAIN for x in subject):
@@ -142,6 +162,8 @@ def belief(c: Clause, i: int) -> str | None:
         return None  # shows up somewhere: "the banner will appear on the page"
     if w in W.APPEAR:
         return f"belief {w!r}"
+    if w in W.LOOK and nxt == "to" and i + 2 < len(t) and t[i + 2] in W.LOOK_TO:
+        return f"belief '{w} to {t[i + 2]}'"  # "replication lag looks to be under 10 s"
     if w in W.LOOK and nxt not in W.LOOK_AFTER:
         return None
     if w in W.LOOK and nxt == "like" and prev not in W.IT_THIS:

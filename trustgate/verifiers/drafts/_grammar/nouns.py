@@ -156,8 +156,8 @@ def outcome(c: Clause, i: int) -> str | None:
     nxt = t[i + 1] if i + 1 < len(t) else ""
     if nxt == "of" and i + 2 < len(t) and t[i + 2] in W.OF_COMPOUND:
         return None  # "the source of truth", "the system of record"
-    if t[i] == "reason" and nxt in W.REASON_COMPOUND:
-        return None  # "was the reason field", "the reason code"
+    if t[i] == "reason" and (nxt in W.REASON_COMPOUND or nxt == "to"):
+        return None  # "was the reason field", "the reason code", "reason to believe"
     if t[i] in W.CAUSE_LIKE and nxt in _CLAUSE_END:
         # at the end of its clause: "A malformed regex was the trigger."
         where = predicate(c, i)

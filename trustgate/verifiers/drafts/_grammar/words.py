@@ -9,6 +9,7 @@ test costs what it cost when the words were written in Python.
 from __future__ import annotations
 
 from trustgate.verifiers.drafts._grammar.data import classes
+from trustgate.verifiers.drafts._grammar.data import forms as _forms
 
 _CLASSES = classes()
 READ: set[str] = set()
@@ -43,10 +44,12 @@ BE = get("be")
 BLAME_NOUN = get("blame-noun")
 BECOME = get("become")
 BEHIND = phrases("behind")
+BELIEF_PREP = get("belief-prep")
 BEING = get("being")
 BE_PRESENT = get("be-present")
 BY_AMOUNT = get("by-amount")
 BY_NOT_AGENT = get("by-not-agent")
+BY_NOW = get("by-now")
 CAUSE_COPULA = get("cause-copula")
 CAUSE_LIKE = get("cause-like")
 CAUSE_MODIFIER = get("cause-modifier")
@@ -98,6 +101,7 @@ LEADS_NOUN = get("leads-noun")
 LEAD_FORMS = get("lead-forms")
 LOOK = get("look")
 LOOK_AFTER = get("look-after")
+LOOK_TO = get("look-to")
 LOOK_LIKE_CLAUSE = get("look-like-clause")
 MAKE_DO = get("make-do")
 MAKE_TO_DO = get("make-to-do")
@@ -164,8 +168,6 @@ SUGGEST = get("suggest")
 THEORY_AFTER = get("theory-after")
 THEORY_BEFORE = get("theory-before")
 THEORY_NOUN = get("theory-noun")
-THINK = get("think")
-THINK_OF = get("think-of")
 THUS_MANNER = get("thus-manner")
 TIME_WORDS = get("time-word")
 TO_CAUSE = get("to-cause")
@@ -191,5 +193,15 @@ GAPPED_BY_VERB = {
     v: tuple(sorted((p for p in GAPPED if p[0] == v), key=len, reverse=True))
     for v in {p[0] for p in GAPPED}
 }
+
+
+# participles of what a reader is allowed to do ("may be requested"), from the
+# deontic verbs: permission, not a guess
+def participles(verbs: frozenset[str]) -> frozenset[str]:
+    """The regular past participles of ``verbs``."""
+    return frozenset(f for v in verbs for f, kind in _forms(v).items() if kind == "ed")
+
+
+PERMITTED = participles(get("deontic-verb") | get("permitted-extra"))
 # "wasn't" -> "was": a negated copula is a copula
 COPULA_NEGATED = {w: w[:-3] for w in AUX if w.endswith("n't") and w[:-3] in COPULA}
