@@ -94,6 +94,7 @@ def _constants() -> dict[str, list[str]]:
         "SQUEEZE": ("squeeze",),
         "EFFECT_NOUN": ("effect-phrase",),
         "GAPPED_BY_VERB": ("gapped-attribution",),
+        "FAULT_NOUNS": ("fault-noun",),
     }.items():
         for name in names:
             out.setdefault(name, []).append(const)

@@ -188,7 +188,16 @@ class Side:
     context: dict[str, str]
     first: frozenset[str]
     keys: frozenset[str]
+    pairs: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    r"""key -> (A, B) patterns, each needing an A with a B somewhere after it (two
+    searches, linear, where ``A[\s\S]*B`` would retry at every A)."""
     compiled: dict[str, re.Pattern[str]] = field(default_factory=dict)
+
+    def _pattern(self, source: str) -> re.Pattern[str]:
+        pattern = self.compiled.get(source)
+        if pattern is None:
+            pattern = self.compiled[source] = re.compile(source)
+        return pattern
 
     def fires(self, form: str, found: Iterable[str]) -> bool:
         """Whether the reading could fire on a sentence (its scan form and words)."""
@@ -196,21 +205,25 @@ class Side:
         for w in found:
             if w in self.alone:
                 return True
-            source = self.context.get(w)
-            if source is None:
-                continue
+            for a, b in self.pairs.get(w, ()):
+                if a + _THEN + b in checked:
+                    continue
+                checked.add(a + _THEN + b)
+                m = self._pattern(a).search(form)
+                if m is not None and self._pattern(b).search(form, m.end()) is not None:
+                    return True
             if w in self.first:
                 head = form.lstrip()
                 if head.startswith(w):
                     after = head[len(w) : len(w) + 1]
                     if not (after.isalnum() and after.isascii()):
                         return True
+            source = self.context.get(w)
+            if source is None:
+                continue
             if source not in checked:
                 checked.add(source)
-                pattern = self.compiled.get(source)
-                if pattern is None:
-                    pattern = self.compiled[source] = re.compile(source)
-                if pattern.search(form) is not None:
+                if self._pattern(source).search(form) is not None:
                     return True
         return False
 
@@ -227,14 +240,30 @@ def _with_slips(alone: set[str], context: dict[str, list[str]]) -> None:
             context.setdefault(slip, []).extend(whole.sub(slip, part) for part in context[word])
 
 
+_THEN = "\x00"  # in a context part: "A" + _THEN + "B", an A then a B after it
+
+
+def _then(a: str, b: str) -> str:
+    return a + _THEN + b
+
+
 def _build(alone: set[str], context: dict[str, list[str]], first: set[str]) -> Side:
     _with_slips(alone, context)
-    sources = {
-        key: "|".join(sorted(set(parts))) for key, parts in context.items() if key not in alone
-    }
-    for key in first - set(sources) - alone:
+    sources: dict[str, str] = {}
+    pairs: dict[str, tuple[tuple[str, str], ...]] = {}
+    for key, parts in context.items():
+        if key in alone:
+            continue
+        plain = sorted({p for p in parts if _THEN not in p})
+        ordered = sorted({p for p in parts if _THEN in p})
+        if plain:
+            sources[key] = "|".join(plain)
+        if ordered:
+            pairs[key] = tuple(tuple(p.split(_THEN)) for p in ordered)  # type: ignore[misc]
+    for key in first - set(sources) - set(pairs) - alone:
         sources[key] = r"(?!)"  # only the first-word test can settle it
-    return Side(frozenset(alone), sources, frozenset(first), frozenset(alone) | set(sources))
+    keys = frozenset(alone) | set(sources) | set(pairs)
+    return Side(frozenset(alone), sources, frozenset(first), keys, pairs)
 
 
 @functools.cache
@@ -275,14 +304,19 @@ def causal() -> Side:
                 alone.add(p[0])
     add("for", rf",\s*for{_E}")
     add("so", rf"(?:[,;]\s*|{_B}and\s+)so{_E}")
-    add("so", rf"{_B}so{_E}[\s\S]*{_B}that{_E}")  # a result clause: "so long that"
+    add("so", _then(rf"{_B}so{_E}", rf"{_B}that{_E}"))  # a result clause: "so long that"
     add("as", rf"[,;]\s*as{_E}")
     add("as", rf"{_B}as\s+there\s+(?:{_alt(_words.BE)}){_E}")
     first.update((_words.CLAUSE_OPENERS - {"for"}) | _words.WITHOUT)
     for p in _words.EFFECT_PHRASE:  # "made no difference to", "played a part in"
         add(p[0], _phrase(p))
+    # a fault as the subject of any past verb ("stale DNS entries pointed clients at")
+    past = rf"{_B}(?:[a-z]{{3,}}ed|{_alt(_words.IRREGULAR_PAST)}){_E}"
+    for w in set(lex.words.get("adverse", ())) | _words.FAULT_NOUNS | _words.FAULT_MODIFIER:
+        if w.isalnum():
+            add(w, _then(rf"{_B}{re.escape(w)}{_E}", past))
     for p in _words.GAPPED:  # "attributed the latency to", what is blamed between
-        add(p[0], rf"{_B}{re.escape(p[0])}{_E}[\s\S]*{_phrase(p[1:])}")
+        add(p[0], _then(rf"{_B}{re.escape(p[0])}{_E}", _phrase(p[1:])))
     for w in _words.ROOT_FAULT_NOUN:
         add(w, rf"{_B}(?:{_alt(_words.ROOT_MODIFIER)})\s+{w}{_E}")
     adverb = rf"(?:{_alt(_words.ADVERB_ALSO)}|[a-z0-9']{{3,}}ly){_E}"

@@ -28,13 +28,14 @@ PARENTHETIC = frozenset({",", "—", "–", "("})
 
 
 def head(ordered: list[str]) -> list[str]:
-    """The noun phrase a subject starts with, up to its first preposition (a hyphen
-    keeps a compound together: "on-call engineer", "off-by-one error")."""
+    """The noun phrase a subject starts with, up to its first preposition ("an operator
+    error during maintenance": an error; a hyphen keeps a compound together: "on-call
+    engineer", "off-by-one error")."""
     out: list[str] = []
     n = len(ordered)
     for k, w in enumerate(ordered):
         compound = (k > 0 and ordered[k - 1] == "-") or (k + 1 < n and ordered[k + 1] == "-")
-        if (w in W.PREPOSITIONS and not compound) or w in W.RELATIVE:
+        if ((w in W.PREPOSITIONS or w in W.NP_END) and not compound) or w in W.RELATIVE:
             if out:
                 break
             continue
@@ -93,13 +94,16 @@ class Clause:
                 return True
         return False
 
-    def subject(self, i: int) -> list[str]:
+    def subject(self, i: int, limit: int = 0) -> list[str]:
         """Tokens of the clause before position ``i`` (its subject, roughly), nearest
-        first; a relative pronoun brings its antecedent ("a bug that deleted ...")."""
+        first; a relative pronoun brings its antecedent ("a bug that deleted ...").
+        With ``limit``, at most that many tokens back (a reading tried at every verb
+        of a sentence stays linear)."""
         t = self.t
         out: list[str] = []
         j = i - 1
-        while j >= 0:
+        stop = i - limit if limit else -1
+        while j >= 0 and j > stop:
             w = t[j]
             if w in W.CLAUSE:
                 if w in W.RELATIVE:
@@ -195,12 +199,13 @@ class Clause:
             j -= 1
         return out
 
-    def subordinate(self, i: int) -> bool:
+    def subordinate(self, i: int, limit: int = 0) -> bool:
         """Whether ``i`` is in a clause opened by a condition or a time ("until the
-        vendor fixes the bug, ..."): not a claim."""
+        vendor fixes the bug, ..."): not a claim. ``limit`` bounds the look back."""
         t = self.t
         j = i - 1
-        while j >= 0 and t[j] not in STOPS_SOFT:
+        stop = i - limit if limit else -1
+        while j >= 0 and j > stop and t[j] not in STOPS_SOFT:
             if t[j] in W.SUBORDINATOR:
                 return True
             j -= 1

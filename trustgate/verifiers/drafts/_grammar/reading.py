@@ -32,6 +32,7 @@ from trustgate.verifiers.drafts._grammar.setaside import (
     mask_names,
 )
 from trustgate.verifiers.drafts._grammar.spelling import correct
+from trustgate.verifiers.drafts._grammar.trouble import past_form, trouble
 from trustgate.verifiers.drafts._grammar.verbs import verb
 from trustgate.verifiers.drafts._text import Sentence, read
 
@@ -115,6 +116,13 @@ class Analysis(Clause):
                 why = verb(self, i)
                 if why:
                     return why
+        adverse = lex.words.get("adverse", frozenset())
+        if any(x in adverse or x in W.FAULT_NOUNS or x in W.FAULT_MODIFIER for x in t):
+            for i in range(1, n):
+                if past_form(t[i]):
+                    why = trouble(self, i)
+                    if why:
+                        return why
         return None
 
     def hedge(self) -> str | None:

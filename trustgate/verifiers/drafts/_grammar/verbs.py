@@ -67,6 +67,14 @@ def _adverse_near(c: Clause, i: int, subject: list[str]) -> bool:
     found = head(list(reversed(subject)))
     for k, w in enumerate(found):
         if w in adverse and bad(found, k):
+            after = found[k + 1] if k + 1 < len(found) else ""
+            if (
+                w in W.FAULT_NOUNS
+                and after.isalpha()
+                and after not in W.AUX
+                and after not in W.FAULT_HEAD
+            ):
+                continue  # a compound's modifier: "the bug tracker", "the latency SLO"
             return True
     if any(x in adverse and x.endswith("ly") for x in t[max(0, i - 2) : i]):
         return True  # "accidentally deleted", "inadvertently removed"
@@ -137,8 +145,8 @@ def verb(c: Clause, i: int) -> str | None:
     t = c.t
     lemma, form = c.lex.verbs[t[i]]
     particle = c.lex.particles.get(lemma)
-    if particle is not None and not any(x in particle for x in t[i + 1 : i + 5]):
-        return None
+    if particle is not None and not any(x in particle for x in c.clause(t[i + 1 : i + 9])):
+        return None  # the particle anywhere in the clause: "brought the rate back down"
     j, prev = c.prev(i)
     if c.negated(i) and not (
         lemma in W.CAUSE_TRIGGER and (prev in W.VERB_NEGATION or prev.endswith("n't"))
@@ -151,17 +159,29 @@ def verb(c: Clause, i: int) -> str | None:
     nxt = t[i + 1] if i + 1 < len(t) else ""
     if form in ("ed", "ing") and (
         prev in W.ARTICLES
+        or prev in W.QUANTIFIER
         or prev in W.PREPOSITIONS
         or prev in W.SEEING
-        or (prev.endswith("ed") and form == "ed" and prev not in W.BE)
+        or (
+            prev.endswith("ed")
+            and not prev.endswith("eed")  # "the upstream feed poisoned"
+            and form == "ed"
+            and prev not in W.BE
+        )
     ):
-        return None  # an adjective: "the hidden column", "of affected accounts"
+        return None  # an adjective: "the hidden column", "every affected region"
     if lemma == "break" and nxt == "down":
         return None  # "broke down latency by region" / "the link broke down"
     if form == "s" and (nxt in W.BE or nxt in W.AUX):
         return None  # a plural noun: "duplicate charges were refunded"
-    if form == "ed" and c.lex.verbs.get(prev, ("", "base"))[1] in ("s", "ed"):
-        return None  # an adjective after a verb: "deletes expired entries"
+    if (
+        form == "ed"
+        and c.lex.verbs.get(prev, ("", "base"))[1] in ("s", "ed")
+        and nxt not in W.DETERMINERS
+    ):
+        # an adjective after a verb: "deletes expired entries"; but before a
+        # determiner the -s word was a noun: "the GC pauses choked the event loop"
+        return None
     if lemma == "stop" and nxt.endswith("ing"):
         return None  # "stopped accepting writes": ceased, no cause named
     if lemma == "cause" and form != "base":
@@ -180,13 +200,14 @@ def verb(c: Clause, i: int) -> str | None:
             if c.has_object(i) or lemma in W.CAUSE_TRIGGER:
                 return f"consequence {t[i]!r}"
             return None
-        if prev in W.BE and prev not in W.BEING:
-            form = "ed"  # progressive: read as a finite verb below
-        else:
+        if prev not in W.BE or prev in W.BEING:
             return None
-    if form in ("ed", "s") and prev in W.BE and prev != "being":
+        progressive = True  # "the cache was crashing the workers": a finite verb
+    else:
+        progressive = False
+    if form in ("ed", "s") and prev in W.BE and prev != "being" and not progressive:
         return _passive(c, i, lemma, prev)
-    if form == "base":
+    if form == "base" and not progressive:
         plural_noun = (
             len(prev) > 3
             and prev.endswith("s")
