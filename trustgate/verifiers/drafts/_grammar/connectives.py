@@ -121,6 +121,8 @@ def connective(c: Clause, i: int, p: tuple[str, ...]) -> str | None:
             return None
         opens = i == 0 or prev in (",", ";")
         if opens and c.clause_has(i + 1, W.AUX, 10) and not _progressive(c, i + 1, 10):
+            if c.clause_has(i + 1, W.REPORT_VERB, 10):
+                return None  # a reference: "as the annual report has noted"
             return "connective 'as'"
         return None
     if w == "for" and len(p) == 1:

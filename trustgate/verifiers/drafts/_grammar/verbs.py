@@ -172,6 +172,12 @@ def verb(c: Clause, i: int) -> str | None:
         return None  # an adjective: "the hidden column", "every affected region"
     if lemma == "break" and nxt == "down":
         return None  # "broke down latency by region" / "the link broke down"
+    if (
+        lemma in W.DIVIDE_VERB
+        and W.DIVIDE_PREP.intersection(c.clause(t[i + 1 : i + 8]))
+        and not _adverse_near(c, i, c.subject(i))
+    ):
+        return None  # a division: "the planner broke the query into three stages"
     if form == "s" and (nxt in W.BE or nxt in W.AUX):
         return None  # a plural noun: "duplicate charges were refunded"
     if (
