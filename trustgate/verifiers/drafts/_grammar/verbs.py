@@ -213,6 +213,10 @@ def verb(c: Clause, i: int) -> str | None:
         progressive = False
     if form in ("ed", "s") and prev in W.BE and prev != "being" and not progressive:
         return _passive(c, i, lemma, prev)
+    if form == "ed" and (i == 0 or prev in W.CONSEQUENCE_BEFORE) and "by" in t[i + 1 : i + 4]:
+        # a passive without its copula, opening a fragment or hung on a clause:
+        # "Triggered by the 14:05 deploy.", "..., delayed by the stuck batch"
+        return _passive(c, i, lemma, "was")
     if form == "base" and not progressive:
         plural_noun = (
             len(prev) > 3
