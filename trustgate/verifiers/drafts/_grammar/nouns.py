@@ -21,6 +21,8 @@ __all__ = ["cause_noun", "effect", "label", "outcome", "predicate", "predicate_n
 # What ends a field label: a colon or a dash in prose, a cell boundary in a table row
 # ("| Root cause | a retry loop |").
 _LABEL_END = frozenset({":", "-", "—", "–", "|"})
+# What opens an appositive noun phrase after a clause.
+_APPOSITION = frozenset({",", "—", "–", "("})
 # What ends the clause a predicate noun closes ("" is the end of the sentence).
 _CLAUSE_END = frozenset({"", ".", ",", ";", ":", "—", "–", "!", "(", ")"})
 
@@ -67,6 +69,20 @@ def _modifier_before(c: Clause, i: int) -> str:
     if prev == "-" and i > 1:
         return t[i - 2]  # "root - cause"
     return prev
+
+
+def _appositive(c: Clause, i: int) -> bool:
+    """The noun at ``i`` opens an appositive after a clause ("..., a side effect of
+    a stale launch template"): a comma or a dash, then only its noun phrase."""
+    t = c.t
+    j = i - 1
+    while (
+        j > 0
+        and i - j <= 3
+        and (t[j] in W.DETERMINERS or t[j] in W.OUTCOME_MODIFIER or t[j] in W.PREDICATE_MODIFIER)
+    ):
+        j -= 1
+    return j > 0 and j < i - 1 and t[j] in _APPOSITION
 
 
 def predicate(c: Clause, i: int) -> int:
@@ -163,6 +179,8 @@ def outcome(c: Clause, i: int) -> str | None:
         where = predicate(c, i)
         if where >= 0 and (where == 0 or t[where - 1] != "there"):
             return f"outcome {t[i]!r} stated"
+    if nxt == "of" and _appositive(c, i):
+        return f"outcome {t[i]!r} of"  # "..., the consequence of a clock set a day ahead"
     # predicate position: "X was the direct result of Y", "Y was the trigger for X"
     if (nxt in W.OUTCOME_OF or t[i] == "reason") and i > 1:
         j = i - 1

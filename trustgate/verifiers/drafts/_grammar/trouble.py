@@ -14,7 +14,8 @@ reporter``, ``the load test``). So here any finite verb in the past (a regular
 one a measure moves by: ``latency rose``) that is the first of its clause, with such
 a subject and an object or a motion after it (``spilled over to``), reads as a cause.
 An incident as the subject is impact, not cause (``the outage cost us four hours``),
-and a person acts.
+and a person acts. A cleft states a cause with any verb (``a saturated gateway is what
+ultimately blocked outbound calls``).
 """
 
 from __future__ import annotations
@@ -42,9 +43,14 @@ def trouble(c: Clause, i: int) -> str | None:
     """Whether the verb at ``i`` is a fault acting on something, and why."""
     t = c.t
     w = t[i]
-    if w in c.lex.verbs or w in W.INERT_VERB or not past_form(w):
+    if w in W.INERT_VERB or not (past_form(w) or c.lex.verbs.get(w, ("", ""))[1] == "ed"):
         return None
     j, prev = c.prev(i)
+    if prev == "what" and j > 0 and (t[j - 1] in W.BE or t[j - 1] in W.COPULA_NEGATED):
+        # a cleft: "a saturated NAT gateway is what ultimately blocked outbound calls"
+        return f"cleft 'what {w}'" if c.has_object(i) else None
+    if w in c.lex.verbs:
+        return None  # read in its own frames (verbs.py)
     if prev in W.BE or (prev in W.AUX and prev not in W.HAVE) or prev in W.NEG:
         return None  # a passive ("was routed"), a modal, a negation
     if prev in W.ARTICLES or prev in W.PREPOSITIONS or prev in W.SEEING or prev == "to":
