@@ -171,7 +171,8 @@ def _phrase(tokens: tuple[str, ...], squeeze: bool = False) -> str:
             alnum = tokens[k - 1][-1:].isalnum() and tok[:1].isalnum()
             if alnum and k == 1 and squeeze:  # "led directly to", "stems in part from"
                 extent = "|".join(r"\s+".join(map(re.escape, sq)) for sq in _words.SQUEEZE)
-                out += rf"(?:\s+[a-z0-9']*ly(?![a-z0-9])|\s+(?:{extent}))?"
+                also = _alt(_words.ADVERB_ALSO)
+                out += rf"(?:\s+[a-z0-9']*ly(?![a-z0-9])|\s+(?:{also}){_E}|\s+(?:{extent}))?"
             out += r"\s+" if alnum else r"\s*"
         out += re.escape(tok)
     return _B + out + _E
@@ -275,8 +276,8 @@ def hedge() -> Side:
         for p in v:
             if len(p) == 1 and p[0].isalnum():
                 alone.add(p[0])
-            else:
-                context.setdefault(_key(p), []).append(_phrase(p))
+            else:  # an adverb may stand after the first word: "could also have been"
+                context.setdefault(_key(p), []).append(_phrase(p, squeeze=True))
     return _build(alone, context, set())
 
 

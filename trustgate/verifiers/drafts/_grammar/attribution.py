@@ -87,5 +87,6 @@ def source(c: Clause, i: int, p: tuple[str, ...]) -> bool:
     if c.human(subject) or any(x in W.NOBODY for x in subject):
         return False
     faults = _faults(c)
-    where = [*subject, *p, *c.clause(t[i + len(p) : i + len(p) + 8])]
+    end = c.phrase_end(i, p)
+    where = [*subject, *p, *c.clause(t[end : end + 8])]
     return any(x in faults for x in where)  # "at fault" names its fault itself

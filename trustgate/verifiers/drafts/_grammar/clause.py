@@ -56,15 +56,16 @@ class Clause:
 
     def phrase_at(self, kind: str, i: int) -> tuple[str, ...] | None:
         """The ``kind`` phrase of the vocabulary starting at ``i`` (longest first; an
-        adverb in -ly or a hedge on the extent may follow a connective's first word:
-        "led directly to", "stems in large part from")."""
+        adverb may follow a connective's or a hedge's first word: "led directly to",
+        "could also have been"; a hedge on the extent a connective's: "stems in large
+        part from")."""
         t = self.t
         for p in self.lex.phrases[kind].get(t[i], ()):
             if tuple(t[i : i + len(p)]) == p:
                 return p
-        if kind == "connective" and i + 2 < len(t):
-            skip = 1 if t[i + 1].endswith("ly") else 0
-            if not skip:
+        if kind != "label" and i + 2 < len(t):  # a connective or a hedge
+            skip = 1 if t[i + 1].endswith("ly") or t[i + 1] in W.ADVERB_ALSO else 0
+            if not skip and kind == "connective":
                 for sq in W.SQUEEZE:  # "stems in large part from"
                     if tuple(t[i + 1 : i + 1 + len(sq)]) == sq:
                         skip = len(sq)
@@ -75,6 +76,18 @@ class Clause:
                     if len(p) > 1 and squeezed[: len(p)] == p:
                         return p
         return None
+
+    def phrase_end(self, i: int, p: tuple[str, ...]) -> int:
+        """Where the phrase ``p`` found at ``i`` ends, past the words squeezed into it
+        (see :meth:`phrase_at`)."""
+        t = self.t
+        n = len(p)
+        if tuple(t[i : i + n]) == p:
+            return i + n
+        for skip in range(1, 6):
+            if (t[i], *t[i + 1 + skip : i + n + skip]) == p:
+                return i + n + skip
+        return i + n
 
     def prev(self, i: int) -> tuple[int, str]:
         """The previous token that is not an adverb."""

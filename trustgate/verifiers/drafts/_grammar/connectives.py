@@ -66,7 +66,8 @@ def connective(c: Clause, i: int, p: tuple[str, ...]) -> str | None:
     t = c.t
     n = len(t)
     w = p[0]
-    nxt = t[i + len(p)] if i + len(p) < n else ""
+    end = c.phrase_end(i, p)
+    nxt = t[end] if end < n else ""
     prev = t[i - 1] if i > 0 else ""
     negated = prev in W.NEG or prev.endswith("n't")
     if negated and (

@@ -25,7 +25,8 @@ def hedge_phrase(c: Clause, i: int, p: tuple[str, ...]) -> str | None:
     t = c.t
     n = len(t)
     w = p[0]
-    nxt = t[i + len(p)] if i + len(p) < n else ""
+    end = c.phrase_end(i, p)
+    nxt = t[end] if end < n else ""
     prev = t[i - 1] if i > 0 else ""
     subject = c.subject(i)
     if w in W.SUGGEST and (c.human(subject) or nxt in W.BE or nxt.endswith("ing")):
@@ -170,11 +171,14 @@ def belief(c: Clause, i: int) -> str | None:
         after = t[i + 2] if i + 2 < len(t) else ""
         if after not in W.LOOK_LIKE_CLAUSE:
             return None
+        # "looks like" + a clause guesses whatever the subject: "the dashboard looks
+        # like it stopped receiving data at 02:10"
+        return f"belief '{w} like {after}'"
     if w in W.SEEM:
         return f"belief {w!r}"
     if (prev in W.BE and w.endswith("ed")) or (w == "thought" and prev in W.BE):
-        if nxt == "to":
-            return f"belief '{prev} {w} to'"
+        if nxt == "to" or (nxt == "that" and i > 1 and t[i - 2] == "it"):
+            return f"belief '{prev} {w} {nxt}'"  # "is thought to", "it is believed that"
         return None
     subject = c.subject(i)
     if (
