@@ -313,7 +313,8 @@ def causal() -> Side:
         add(p[0], _phrase(p))
     # a fault as the subject of any past verb ("stale DNS entries pointed clients at")
     past = rf"{_B}(?:[a-z]{{3,}}ed|{_alt(_words.IRREGULAR_PAST)}){_E}"
-    add("what", _then(rf"{_B}what{_E}", past))  # a cleft: "is what ultimately blocked"
+    for w in _words.CLEFT_WH:  # a cleft: "is what ultimately blocked"
+        add(w, _then(rf"{_B}{w}{_E}", past))
     for w in set(lex.words.get("adverse", ())) | _words.FAULT_NOUNS | _words.FAULT_MODIFIER:
         if w.isalnum():
             add(w, _then(rf"{_B}{re.escape(w)}{_E}", past))

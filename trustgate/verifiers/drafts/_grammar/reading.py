@@ -117,8 +117,9 @@ class Analysis(Clause):
                 if why:
                     return why
         adverse = lex.words.get("adverse", frozenset())
-        if "what" in t or any(
-            x in adverse or x in W.FAULT_NOUNS or x in W.FAULT_MODIFIER for x in t
+        if any(
+            x in adverse or x in W.FAULT_NOUNS or x in W.FAULT_MODIFIER or x in W.CLEFT_WH
+            for x in t
         ):
             for i in range(1, n):
                 if past_form(t[i]) or t[i] in lex.verbs:

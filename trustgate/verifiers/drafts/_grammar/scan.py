@@ -44,6 +44,9 @@ def trigger_words() -> frozenset[str]:
     out.update(W.SCAN_EXTRA)
     out.update(W.EFFECT_NOUN)
     out.update(W.GAPPED_BY_VERB)
+    # a fault as the subject of any verb, and a cleft ("is what blocked")
+    out.update(lex.words.get("adverse", ()))
+    out.update(W.FAULT_NOUNS | W.FAULT_MODIFIER | W.CLEFT_WH)
     out.update(spelling.variants())  # "becuase" starts what "because" starts
     return frozenset(w for w in out if w and w not in W.CLAUSE_OPENERS)
 

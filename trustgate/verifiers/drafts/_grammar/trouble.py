@@ -46,7 +46,7 @@ def trouble(c: Clause, i: int) -> str | None:
     if w in W.INERT_VERB or not (past_form(w) or c.lex.verbs.get(w, ("", ""))[1] == "ed"):
         return None
     j, prev = c.prev(i)
-    if prev == "what" and j > 0 and (t[j - 1] in W.BE or t[j - 1] in W.COPULA_NEGATED):
+    if prev in W.CLEFT_WH and j > 0 and (t[j - 1] in W.BE or t[j - 1] in W.COPULA_NEGATED):
         # a cleft: "a saturated NAT gateway is what ultimately blocked outbound calls"
         return f"cleft 'what {w}'" if c.has_object(i) else None
     if w in c.lex.verbs:
@@ -57,6 +57,19 @@ def trouble(c: Clause, i: int) -> str | None:
         return None  # an adjective ("the misrouted traffic"), an infinitive
     if j >= 0 and t[j].endswith("n't"):
         return None
+    # what it acts on first (cheap): an object or a motion, not an amount
+    nxt = t[i + 1] if i + 1 < len(t) else ""
+    has_object = c.has_object(i)
+    if w in W.TRAJECTORY:
+        # a measure moving ("latency rose to 9 s", "hit 100%"), unless it moves a thing
+        if not has_object or nxt.isdigit() or nxt in W.NUMBER_WORDS:
+            return None
+    elif not has_object:
+        after = t[i + 2] if i + 2 < len(t) else ""
+        if nxt not in W.MOTION or after.isdigit() or after in W.NUMBER_WORDS:
+            return None  # nothing acted on, or an amount: "amounted to about two hours"
+        if after in W.BY_AMOUNT:
+            return None
     subject = c.subject(i, _REACH)
     if not subject or c.subordinate(i, _REACH) or all(x == MASK for x in subject):
         return None
@@ -83,15 +96,4 @@ def trouble(c: Clause, i: int) -> str | None:
         # stale lock"); a fault word modifying a tool is the tool ("the crash reporter",
         # "the stale-data banner"), and a failover is a remedy
         return None
-    nxt = t[i + 1] if i + 1 < len(t) else ""
-    if w in W.TRAJECTORY:
-        # a measure moving ("latency rose to 9 s", "hit 100%"), unless it moves a thing
-        if not c.has_object(i) or nxt.isdigit() or nxt in W.NUMBER_WORDS:
-            return None
-    elif not (c.has_object(i) or nxt in W.MOTION):
-        return None
-    elif not c.has_object(i):
-        after = t[i + 2] if i + 2 < len(t) else ""
-        if after.isdigit() or after in W.NUMBER_WORDS or after in W.BY_AMOUNT:
-            return None  # an amount: "the delay amounted to about two hours"
     return f"causative {w!r} with a fault as subject"

@@ -203,6 +203,7 @@ FAULT_NOUNS = frozenset(
 )
 SUBJECT_START = DETERMINERS | get("subject-pronoun")
 CLEFT_AFTER = ARTICLES | get("cleft-after")
+CLEFT_WH = get("cleft-wh")
 BE_HAVE = BE | HAVE
 LOAD_COMPOUND = tuple(sorted(get("load-compound")))
 EFFECT_NOUN = frozenset(p[0] for p in EFFECT_PHRASE)
