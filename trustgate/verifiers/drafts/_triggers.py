@@ -24,7 +24,12 @@ the reading does, checked by a small pattern on the sentence:
 * a causative verb's ``-ing`` form after a comma, dash, bracket or a form of *be*,
   its base form after a modal, a form of *do* or a plural-looking word (adverbs and
   a negation between skipped, as the reading skips them);
-* the noun of ``made no difference to``, ``played a part in`` before its preposition.
+* the noun of ``made no difference to``, ``played a part in`` before its preposition;
+* pairs, an A with a B somewhere after it (two searches, linear): a fault word and a
+  past form (a fault as the subject of any verb), ``what`` and a past form (a cleft),
+  ``so`` and ``that`` (a result clause), an attribution verb and its preposition
+  (``attributed ... to``);
+* a misspelling of a key (``becuase``), as the reading corrects it.
 
 Text the reading folds into something else (a character outside ASCII that is not
 plain punctuation or a space, an arrow, ``b/c``) makes its sentence a candidate for

@@ -17,17 +17,21 @@ they were grown on and much worse on anyone else's. This package reads the
   ...``) and a **field label** (``Root cause: ...``);
 * :mod:`.verbs`: a **causative verb** with a non-human subject and an object, a
   passive with an agent, a consequence participle, a periphrastic or a means clause;
+* :mod:`.trouble`: an **implicit causative**, any verb with a fault as its subject
+  ("a stale lock held every writer"), and a cleft ("X is what blocked Y");
 * :mod:`.hedges`: epistemic phrases, epistemic modals (``may``, ``should now``) and
-  verbs of belief in their epistemic frames.
+  verbs of belief in their epistemic frames;
+* :mod:`.spelling`: a misspelt trigger read as the word it nearly is.
 
 :mod:`.clause` holds the look-around they share (subject, head, object, negation),
-:mod:`.reading` tries them at each token that can start one, :mod:`.scan` finds those
-tokens in a whole draft. No word is written in Python: the vocabulary is
-``lexicon/draft.txt`` and the word classes ``lexicon/grammar.txt`` (:mod:`.data`
-reads both, :mod:`.words` names the classes), where every entry carries examples a
-test runs. Every decision names the feature that fired, so a person restoring a
-sentence sees why it went. Everything is a single left-to-right pass over the
-sentence's tokens with bounded look-around: linear in the length of the sentence.
+:mod:`.reading` tries them at each token that can start one, :mod:`.scan` finds
+those tokens in a whole draft. No word is written in Python: the vocabulary is
+``lexicon/draft.txt``, the word classes ``lexicon/grammar.txt`` and each
+construction's examples ``lexicon/constructions.txt`` (:mod:`.data` reads them,
+:mod:`.words` names the classes), where every entry carries examples a test runs.
+Every decision names the feature that fired, so a person restoring a sentence sees
+why it went. Everything is a single left-to-right pass over the sentence's tokens
+with bounded look-around: linear in the length of the sentence.
 """
 
 from __future__ import annotations
