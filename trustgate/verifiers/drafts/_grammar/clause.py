@@ -129,10 +129,35 @@ class Clause:
                 if not any(x.isalpha() and x not in W.AUX for x in out) and w in W.COORDINATOR:
                     j -= 1
                     continue  # coordinated verbs share the earlier subject
+                if w in W.NP_JOIN and out and self._noun_phrase_before(j, stop):
+                    out.append(w)  # "a race between the job and the snapshot deleted"
+                    j -= 1
+                    continue
                 break
             out.append(w)
             j -= 1
         return out
+
+    def _noun_phrase_before(self, j: int, stop: int) -> bool:
+        """Whether what stands before the word at ``j``, back to the clause's start,
+        is a noun phrase with no verb in it: then ``and`` or ``after`` at ``j`` joins
+        two parts of one subject ("connection storms after the restart pushed ...")
+        rather than two clauses ("we restarted the cache and the queue drained")."""
+        t = self.t
+        k = j - 1
+        if k < 0 or not t[k].isalpha() or t[k] in W.AUX:
+            return False
+        while k >= 0 and k > stop and t[k] not in W.CLAUSE:
+            x = t[k]
+            if x in W.AUX or x in W.PERSONAL or self.lex.verbs.get(x, ("", "base"))[1] != "base":
+                return False
+            participle = len(x) > 4 and x.endswith("ed") and not x.endswith("eed")
+            if participle and (
+                k == 0 or (t[k - 1] not in W.ARTICLES and t[k - 1] not in W.DETERMINERS)
+            ):
+                return False  # a verb, not an adjective after a determiner
+            k -= 1
+        return k < 0 or t[k] in (",", ";", ":")
 
     def predicate_subject(self, i: int) -> list[str]:
         """The subject of a predicate starting at ``i`` (``was responsible for``,
