@@ -44,7 +44,7 @@ def test_corpus_is_well_formed() -> None:
 # under the measured figures so a change that makes the rules worse fails here; they
 # are raised when a change is measured to be better, never lowered to let one in.
 HELDOUT_FLOOR = {"causal": 0.74, "hedged": 0.93, "plain_fp": 0.08}
-INSAMPLE_FLOOR = {"causal": 0.76, "hedged": 0.84, "plain_fp": 0.02}
+INSAMPLE_FLOOR = {"causal": 0.84, "hedged": 0.90, "plain_fp": 0.02}
 
 
 def test_rules_hold_their_measured_floors(calibrate: ModuleType) -> None:
