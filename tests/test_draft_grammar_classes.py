@@ -27,6 +27,7 @@ from trustgate.verifiers.drafts._grammar import (
     reading,
     scan,
     spelling,
+    trouble,
 )
 from trustgate.verifiers.drafts._grammar import words as W
 
@@ -115,6 +116,7 @@ def _clear() -> None:
     ):
         cached.cache_clear()
     reading._last_side.clear()
+    trouble._starts.clear()
 
 
 def _empty(monkeypatch: pytest.MonkeyPatch, name: str) -> None:

@@ -60,21 +60,25 @@ class Clause:
         "could also have been"; a hedge on the extent a connective's: "stems in large
         part from")."""
         t = self.t
-        for p in self.lex.phrases[kind].get(t[i], ()):
+        candidates = self.lex.phrases[kind].get(t[i], ())
+        for p in candidates:
             if tuple(t[i : i + len(p)]) == p:
                 return p
-        if kind != "label" and i + 2 < len(t):  # a connective or a hedge
-            skip = 1 if t[i + 1].endswith("ly") or t[i + 1] in W.ADVERB_ALSO else 0
-            if not skip and kind == "connective":
-                for sq in W.SQUEEZE:  # "stems in large part from"
-                    if tuple(t[i + 1 : i + 1 + len(sq)]) == sq:
-                        skip = len(sq)
-                        break
-            if skip:
-                squeezed = (t[i], *t[i + 1 + skip : i + 6 + skip])
-                for p in self.lex.phrases[kind].get(t[i], ()):
-                    if len(p) > 1 and squeezed[: len(p)] == p:
-                        return p
+        # longest first: only a phrase of two words or more can hold a squeezed word
+        if kind == "label" or not candidates or len(candidates[0]) < 2 or i + 2 >= len(t):
+            return None
+        nxt = t[i + 1]
+        skip = 1 if nxt.endswith("ly") or nxt in W.ADVERB_ALSO else 0
+        if not skip and kind == "connective" and nxt in W.SQUEEZE_FIRST:
+            for sq in W.SQUEEZE:  # "stems in large part from"
+                if tuple(t[i + 1 : i + 1 + len(sq)]) == sq:
+                    skip = len(sq)
+                    break
+        if skip:
+            squeezed = (t[i], *t[i + 1 + skip : i + 6 + skip])
+            for p in candidates:
+                if len(p) > 1 and squeezed[: len(p)] == p:
+                    return p
         return None
 
     def phrase_end(self, i: int, p: tuple[str, ...]) -> int:

@@ -32,7 +32,7 @@ from trustgate.verifiers.drafts._grammar.setaside import (
     mask_names,
 )
 from trustgate.verifiers.drafts._grammar.spelling import correct
-from trustgate.verifiers.drafts._grammar.trouble import past_form, trouble
+from trustgate.verifiers.drafts._grammar.trouble import past_form, starts_trouble, trouble
 from trustgate.verifiers.drafts._grammar.verbs import verb
 from trustgate.verifiers.drafts._text import Sentence, read
 
@@ -116,11 +116,7 @@ class Analysis(Clause):
                 why = verb(self, i)
                 if why:
                     return why
-        adverse = lex.words.get("adverse", frozenset())
-        if any(
-            x in adverse or x in W.FAULT_NOUNS or x in W.FAULT_MODIFIER or x in W.CLEFT_WH
-            for x in t
-        ):
+        if not starts_trouble(lex).isdisjoint(t):
             for i in range(1, n):
                 if past_form(t[i]) or t[i] in lex.verbs:
                     why = trouble(self, i)

@@ -68,6 +68,8 @@ def variants() -> dict[str, str]:
 def correct(tokens: list[str]) -> None:
     """Replace, in place, each misspelled trigger by the word it stands for."""
     table = variants()
+    if table.keys().isdisjoint(tokens):
+        return  # nearly every sentence: one set test in C
     for i, w in enumerate(tokens):
         fixed = table.get(w)
         if fixed is not None:

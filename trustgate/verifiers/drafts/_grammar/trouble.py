@@ -22,13 +22,30 @@ from __future__ import annotations
 
 from trustgate.verifiers.drafts._grammar import words as W
 from trustgate.verifiers.drafts._grammar.clause import Clause, head
+from trustgate.verifiers.drafts._grammar.data import Lexicon
 from trustgate.verifiers.drafts._text import MASK
 
-__all__ = ["past_form", "trouble"]
+__all__ = ["past_form", "starts_trouble", "trouble"]
 
 # How far back a subject is looked for: a fault's noun phrase is short, and every past
 # verb of a sentence is tried, so the look back is bounded.
 _REACH = 12
+
+
+_starts: list[tuple[Lexicon, frozenset[str]]] = []
+
+
+def starts_trouble(lex: Lexicon) -> frozenset[str]:
+    """Words without one of which no reading here can fire: a fault, a fault's
+    modifier, the wh-word of a cleft (kept for the last vocabulary asked about)."""
+    last = _starts[0] if _starts else None
+    if last is not None and last[0] is lex:
+        return last[1]
+    words = frozenset(
+        lex.words.get("adverse", frozenset()) | W.FAULT_NOUNS | W.FAULT_MODIFIER | W.CLEFT_WH
+    )
+    _starts[:] = [(lex, words)]
+    return words
 
 
 def past_form(w: str) -> bool:
