@@ -101,6 +101,8 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
     "zero-width": lambda n: _fill("be\u200bcause ", n),
     "fences": lambda n: _fill("```\n", n),
     "list items": lambda n: _fill("- a\n", n),
+    "faults, no verb": lambda n: _fill("the stale error storm so ", n),
+    "attributions, no to": lambda n: _fill("traced the errors blamed the ", n),
 }
 
 

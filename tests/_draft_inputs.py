@@ -2,7 +2,7 @@
 
 A speed change to ``verify_draft`` must not change a single verdict. These inputs are
 what "a single verdict" is checked on: every sentence of the tuning and dev corpora
-(alone, and cited), every honest draft, every lexicon example, the benchmark's inputs
+(alone, and cited), every honest draft, every example of the lexicon data, the benchmark's inputs
 at a small size, and generated Markdown documents that put corpus sentences inside
 every block the segmenter and the CommonMark reader distinguish (headings, lists,
 nested and indented lists, tables, quotes, fenced and indented code, raw HTML, CRLF
@@ -132,9 +132,15 @@ def honest_drafts() -> list[tuple[str, Record]]:
 
 
 def lexicon_examples() -> list[str]:
-    from trustgate.verifiers.drafts._grammar import lexicon
+    """The examples of the vocabulary (draft.txt), the word classes (grammar.txt) and
+    the constructions (constructions.txt)."""
+    from trustgate.verifiers.drafts._grammar import classes, lexicon
+    from trustgate.verifiers.drafts._grammar.data import constructions
 
-    return [s for _, _, pos, neg in lexicon().entries for s in (pos, neg)]
+    out = [s for _, _, pos, neg in lexicon().entries for s in (pos, neg)]
+    out += [s for _, _, s in classes().expanded()]
+    out += [s for _, _, s in constructions()]
+    return out
 
 
 def bench_inputs(size: int = 6000) -> list[str]:

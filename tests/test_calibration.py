@@ -44,8 +44,8 @@ def test_corpus_is_well_formed() -> None:
 # under the measured figures so a change that makes the rules worse fails here; they
 # are raised when a change is measured to be better, never lowered to let one in.
 HELDOUT_FLOOR = {"causal": 0.74, "hedged": 0.93, "plain_fp": 0.08}
-HELDOUT_V2_FLOOR = {"causal": 0.62, "hedged": 0.83, "plain_fp": 0.07}
-INSAMPLE_FLOOR = {"causal": 0.76, "hedged": 0.84, "plain_fp": 0.02}
+HELDOUT_V2_FLOOR = {"causal": 0.73, "hedged": 0.87, "plain_fp": 0.05}
+INSAMPLE_FLOOR = {"causal": 0.83, "hedged": 0.90, "plain_fp": 0.02}  # on 2,486 rows
 
 
 def test_rules_hold_their_measured_floors(calibrate: ModuleType) -> None:

@@ -98,13 +98,17 @@ if __name__ == "__main__":
 
 
 def _vocabulary() -> list[str]:
-    from trustgate.verifiers.drafts._grammar import lexicon
+    from trustgate.verifiers.drafts._grammar import classes, lexicon, spelling
 
     lex = lexicon()
     out = set(lex.verbs) | {w for ws in lex.words.values() for w in ws}
     for table in lex.phrases.values():
         for phrases in table.values():
             out.update(" ".join(p) for p in phrases)
+    # the word classes the constructions are read with, and misspelt triggers
+    out.update(w for ws in classes().words.values() for w in ws if w.strip())
+    out.update(" ".join(p) for ps in classes().phrases.values() for p in ps)
+    out.update(spelling.variants())
     return sorted(out)
 
 
@@ -181,7 +185,7 @@ def _drafts(draw: st.DrawFn) -> str:
     return "".join((w.capitalize() if cap else w) + glue for w, glue, cap in parts)
 
 
-# More when a change to the readings (trustgate/verifiers/drafts/_grammar.py) or to the
+# More when a change to the readings (trustgate/verifiers/drafts/_grammar/) or to the
 # pre-scan (_triggers.py) is being checked: TRUSTGATE_EQUIVALENCE_EXAMPLES=20000.
 _EXAMPLES = int(os.environ.get("TRUSTGATE_EQUIVALENCE_EXAMPLES", "1500"))
 

@@ -50,7 +50,7 @@ RECORD = Record.from_text(
 IMPLIED = "Tokens of one partner vanished after the migration."
 """A cause implied by order alone: the rules keep it (the first test checks)."""
 SEQUENCE = "The failover moved all traffic to one region, which then stopped answering."
-GUESS = "I would not be surprised if the pool was undersized."
+GUESS = "At this point our money is on an undersized pool."
 PLAIN = "Checkout latency rose to 9.2 seconds at 14:02. [[1]]"
 CAUSAL = "The deploy caused the outage."
 HEDGE = "It was probably the cache. [[2]]"
@@ -58,7 +58,7 @@ HEDGE = "It was probably the cache. [[2]]"
 LABELS = {
     "after the migration": "causal",
     "which then stopped answering": "causal",
-    "would not be surprised": "hedged",
+    "our money is on": "hedged",
 }
 """What the honest scripted judge reads: words in a sentence → its label."""
 
@@ -113,7 +113,7 @@ def test_a_judge_deletes_what_the_rules_kept_naming_its_words() -> None:
 
     assert [(r.rule, r.code, r.words) for r in verdict.removed] == [
         ("judge", "judge_causal", "after the migration"),
-        ("judge", "judge_hedged", "would not be surprised"),
+        ("judge", "judge_hedged", "our money is on"),
     ]
     assert IMPLIED not in verdict.text and GUESS not in verdict.text
     assert "Open question" in verdict.text and "rolled back at 14:20" in verdict.text
@@ -174,13 +174,13 @@ def test_a_judge_cannot_keep_what_the_rules_delete() -> None:
 
 def test_a_cited_cause_stands_as_the_rules_have_it_a_cited_guess_does_not() -> None:
     cited_cause = "Tokens vanished after the migration. [[1]]"
-    cited_guess = "I would not be surprised if the pool was undersized. [[2]]"
+    cited_guess = "At this point our money is on an undersized pool. [[2]]"
 
     def judge(sentences: Mapping[str, str]) -> dict[str, Any]:
         return {
             k: {"label": "causal", "words": "after the migration"}
             if "migration" in s
-            else {"label": "hedged", "words": "would not be surprised"}
+            else {"label": "hedged", "words": "our money is on"}
             for k, s in sentences.items()
         }
 

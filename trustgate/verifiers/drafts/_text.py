@@ -5,7 +5,9 @@ alike but are not the same (a Cyrillic ``а`` in ``cаused``, a zero-width space
 ``be​cause``, a combining accent, full-width letters), so everything is folded first:
 NFKC, confusable letters to their Latin twins, invisible and combining characters
 dropped. And it is *fooled the other way* by words that are not prose: a trigger word
-inside inline code, a quoted mention, a URL or path, an identifier such as
+inside inline code, a quoted mention (a quoted statement is read: a cause in
+quotation marks, a link title or a ``title=`` attribute is a cause), a URL or path,
+an identifier such as
 ``cause_code`` or ``DUE_TO_QUOTA``, or a name (``Dr. Reason``, ``the May release``) is
 not a claim, so those spans are masked to a neutral token before any rule looks.
 
@@ -48,8 +50,9 @@ _INVISIBLE = re.compile(
 
 def fold(text: str) -> str:
     """``text`` as the rules read it: NFKC, confusables and quotes folded, invisible and
-    combining characters removed. Case is kept (masking needs it). ASCII text is
-    returned unchanged except for ``*``: nothing in ASCII needs folding."""
+    combining characters removed, ``*`` (emphasis) a space. Case is kept (masking
+    needs it). ASCII text is returned unchanged except for ``*``: nothing in ASCII
+    needs folding."""
     if text.isascii():
         return text.replace("*", " ") if "*" in text else text
     text = _INVISIBLE.sub("", text)
@@ -57,7 +60,8 @@ def fold(text: str) -> str:
     if not text.isascii():
         text = "".join(ch for ch in text if not unicodedata.combining(ch))
         text = unicodedata.normalize("NFKC", text)
-    return text.translate(_CONFUSABLE)
+    text = text.translate(_CONFUSABLE)
+    return text.replace("*", " ") if "*" in text else text
 
 
 def _words(text: str) -> frozenset[str]:
@@ -180,6 +184,27 @@ _QUOTED = re.compile(
 )
 
 
+# Words a clause holds and a quoted mention or a log message rarely does: a quote
+# holding one, four words long or longer, is a statement quoted, read as prose.
+_CLAUSE_MARKERS = _words(
+    "the a an is are was were be been it this that we our they their has have had will "
+    "would can could"
+)
+_QUOTE_WORD = re.compile(r"[A-Za-z']+")
+
+
+def _mask_quote(m: re.Match[str]) -> str:
+    """A quoted mention ("resulting in", 'the word "meant"') is masked; a quoted
+    statement ('Our finding: "the outage happened because the disk filled"') is
+    read, for a cause in quotation marks, a link title or a title= attribute is
+    still shown to the reader."""
+    inner = m.group()[1:-1]
+    found = _QUOTE_WORD.findall(inner)
+    if len(found) >= 4 and any(w.lower() in _CLAUSE_MARKERS for w in found):
+        return f" {inner} "
+    return _mask(m)
+
+
 def _mask(m: re.Match[str]) -> str:
     s = m.group()
     if s.lower() in _SHORTHAND:
@@ -216,7 +241,7 @@ def read(text: str) -> Sentence:
     """Fold, mask and tokenise one sentence."""
     folded = fold(text)
     if '"' in folded or "'" in folded:
-        folded = _QUOTED.sub(_mask, folded)
+        folded = _QUOTED.sub(_mask_quote, folded)
     if _SUSPECT.search(folded) is not None:
         folded = _NOT_PROSE.sub(_mask, folded)
         if "/" in folded:

@@ -22,8 +22,14 @@ the reading does, checked by a small pattern on the sentence:
 * a cause noun after ``root``, ``main``, ``the``...; ``issue``, ``problem``,
   ``fault`` after ``root``, ``underlying``...; a field label followed by its colon;
 * a causative verb's ``-ing`` form after a comma, dash, bracket or a form of *be*,
-  its base form after a modal or a plural-looking word (adverbs between skipped, as
-  the reading skips them).
+  its base form after a modal, a form of *do* or a plural-looking word (adverbs and
+  a negation between skipped, as the reading skips them);
+* the noun of ``made no difference to``, ``played a part in`` before its preposition;
+* pairs, an A with a B somewhere after it (two searches, linear): a fault word and a
+  past form (a fault as the subject of any verb), ``what`` and a past form (a cleft),
+  ``so`` and ``that`` (a result clause), an attribution verb and its preposition
+  (``attributed ... to``);
+* a misspelling of a key (``becuase``), as the reading corrects it.
 
 Text the reading folds into something else (a character outside ASCII that is not
 plain punctuation or a space, an arrow, ``b/c``) makes its sentence a candidate for
@@ -44,6 +50,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from trustgate.verifiers.drafts import _grammar as _claims
+from trustgate.verifiers.drafts._grammar import spelling as _spelling
+from trustgate.verifiers.drafts._grammar import words as _words
 from trustgate.verifiers.drafts._text import fold
 
 __all__ = ["Side", "causal", "hedge", "scan_form", "unstable"]
@@ -144,18 +152,9 @@ def unstable(form: str) -> list[int]:
 
 
 # Common words never chosen as a phrase's key (a rarer word of it is).
-_COMMON = frozenset(
-    str.split(
-        "a an the to in on of at for from as is was were be it this that our not if could "
-        "would must do don can t cannot too best good fair hard safe strong working remains "
-        "rule point points pointed potential pretty reasonable reasonably lean leaning "
-        "chances consistent hint hints hinted difficult unable haven hasn ought fairly "
-        "there s which what why now set"
-    )
-)
+_COMMON = _words.KEY_COMMON
 _B = r"(?<![a-z0-9])"  # a token starts here
 _E = r"(?![a-z0-9])"  # a token ends here
-_BE = "is|are|was|were|be|been|being|am|get|gets|got|getting"
 
 
 def _key(tokens: tuple[str, ...]) -> str:
@@ -175,8 +174,10 @@ def _phrase(tokens: tuple[str, ...], squeeze: bool = False) -> str:
     for k, tok in enumerate(tokens):
         if k:
             alnum = tokens[k - 1][-1:].isalnum() and tok[:1].isalnum()
-            if alnum and k == 1 and squeeze:  # "led directly to": one adverb may stand
-                out += r"(?:\s+[a-z0-9']*ly(?![a-z0-9]))?"
+            if alnum and k == 1 and squeeze:  # "led directly to", "stems in part from"
+                extent = "|".join(r"\s+".join(map(re.escape, sq)) for sq in _words.SQUEEZE)
+                also = _alt(_words.ADVERB_ALSO)
+                out += rf"(?:\s+[a-z0-9']*ly(?![a-z0-9])|\s+(?:{also}){_E}|\s+(?:{extent}))?"
             out += r"\s+" if alnum else r"\s*"
         out += re.escape(tok)
     return _B + out + _E
@@ -193,7 +194,16 @@ class Side:
     context: dict[str, str]
     first: frozenset[str]
     keys: frozenset[str]
+    pairs: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    r"""key -> (A, B) patterns, each needing an A with a B somewhere after it (two
+    searches, linear, where ``A[\s\S]*B`` would retry at every A)."""
     compiled: dict[str, re.Pattern[str]] = field(default_factory=dict)
+
+    def _pattern(self, source: str) -> re.Pattern[str]:
+        pattern = self.compiled.get(source)
+        if pattern is None:
+            pattern = self.compiled[source] = re.compile(source)
+        return pattern
 
     def fires(self, form: str, found: Iterable[str]) -> bool:
         """Whether the reading could fire on a sentence (its scan form and words)."""
@@ -201,32 +211,65 @@ class Side:
         for w in found:
             if w in self.alone:
                 return True
-            source = self.context.get(w)
-            if source is None:
-                continue
+            for a, b in self.pairs.get(w, ()):
+                if a + _THEN + b in checked:
+                    continue
+                checked.add(a + _THEN + b)
+                m = self._pattern(a).search(form)
+                if m is not None and self._pattern(b).search(form, m.end()) is not None:
+                    return True
             if w in self.first:
                 head = form.lstrip()
                 if head.startswith(w):
                     after = head[len(w) : len(w) + 1]
                     if not (after.isalnum() and after.isascii()):
                         return True
+            source = self.context.get(w)
+            if source is None:
+                continue
             if source not in checked:
                 checked.add(source)
-                pattern = self.compiled.get(source)
-                if pattern is None:
-                    pattern = self.compiled[source] = re.compile(source)
-                if pattern.search(form) is not None:
+                if self._pattern(source).search(form) is not None:
                     return True
         return False
 
 
+def _with_slips(alone: set[str], context: dict[str, list[str]]) -> None:
+    """A misspelt key (``becuase``) is a key too, as the reading corrects it
+    (:mod:`trustgate.verifiers.drafts._grammar.spelling`): alone where its word is,
+    or with its word's patterns spelt its way."""
+    for slip, word in _spelling.variants().items():
+        if word in alone:
+            alone.add(slip)
+        elif word in context:
+            whole = re.compile(rf"(?<![a-z]){re.escape(word)}(?![a-z])")
+            context.setdefault(slip, []).extend(whole.sub(slip, part) for part in context[word])
+
+
+_THEN = "\x00"  # in a context part: "A" + _THEN + "B", an A then a B after it
+
+
+def _then(a: str, b: str) -> str:
+    return a + _THEN + b
+
+
 def _build(alone: set[str], context: dict[str, list[str]], first: set[str]) -> Side:
-    sources = {
-        key: "|".join(sorted(set(parts))) for key, parts in context.items() if key not in alone
-    }
-    for key in first - set(sources) - alone:
+    _with_slips(alone, context)
+    sources: dict[str, str] = {}
+    pairs: dict[str, tuple[tuple[str, str], ...]] = {}
+    for key, parts in context.items():
+        if key in alone:
+            continue
+        plain = sorted({p for p in parts if _THEN not in p})
+        ordered = sorted({p for p in parts if _THEN in p})
+        if plain:
+            sources[key] = "|".join(plain)
+        if ordered:
+            pairs[key] = tuple(tuple(p.split(_THEN)) for p in ordered)  # type: ignore[misc]
+    for key in first - set(sources) - set(pairs) - alone:
         sources[key] = r"(?!)"  # only the first-word test can settle it
-    return Side(frozenset(alone), sources, frozenset(first), frozenset(alone) | set(sources))
+    keys = frozenset(alone) | set(sources) | set(pairs)
+    return Side(frozenset(alone), sources, frozenset(first), keys, pairs)
 
 
 @functools.cache
@@ -238,15 +281,17 @@ def hedge() -> Side:
         for p in v:
             if len(p) == 1 and p[0].isalnum():
                 alone.add(p[0])
-            else:
-                context.setdefault(_key(p), []).append(_phrase(p))
+            else:  # an adverb may stand after the first word: "could also have been"
+                context.setdefault(_key(p), []).append(_phrase(p, squeeze=True))
     return _build(alone, context, set())
 
 
 @functools.cache
 def causal() -> Side:
     lex = _claims.lexicon()
-    alone: set[str] = set(lex.words.get("outcome", ()))
+    alone: set[str] = set(lex.words.get("outcome", ())) | set(lex.words.get("predicate", ()))
+    # the noun "cause" is read wherever a noun phrase holds it ("was not the root cause")
+    alone |= _words.CAUSE_NOUN
     context: dict[str, list[str]] = {}
     first: set[str] = set()
 
@@ -255,8 +300,8 @@ def causal() -> Side:
 
     for v in lex.phrases["label"].values():
         for p in v:
-            add(_key(p), _phrase(p)[: -len(_E)] + r"\s*[:\-—–]")
-    contextual = {"as", "for", "so", "with", "without", "wo"}
+            add(_key(p), _phrase(p)[: -len(_E)] + r"\s*[:\-—–|]")
+    contextual = _words.CLAUSE_OPENERS | _words.WITHOUT
     for v in lex.phrases["connective"].values():
         for p in v:
             if len(p) > 1:
@@ -265,15 +310,24 @@ def causal() -> Side:
                 alone.add(p[0])
     add("for", rf",\s*for{_E}")
     add("so", rf"(?:[,;]\s*|{_B}and\s+)so{_E}")
+    add("so", _then(rf"{_B}so{_E}", rf"{_B}that{_E}"))  # a result clause: "so long that"
     add("as", rf"[,;]\s*as{_E}")
-    add("as", rf"{_B}as\s+there\s+(?:{_BE}){_E}")
-    first.update({"as", "so", "with", "without", "wo"})
-    cause_noun = rf"{_B}(?:root|main|primary|underlying|proximate|immediate|the)\s+causes?{_E}"
-    add("cause", cause_noun)
-    add("causes", cause_noun)
-    for w in ("issue", "problem", "fault"):
-        add(w, rf"{_B}(?:underlying|root|real|core|actual)\s+{w}{_E}")
-    adverb = rf"(?:{_alt(_claims._ADVERB_ALSO)}|[a-z0-9']{{3,}}ly){_E}"
+    add("as", rf"{_B}as\s+there\s+(?:{_alt(_words.BE)}){_E}")
+    first.update((_words.CLAUSE_OPENERS - {"for"}) | _words.WITHOUT)
+    for p in _words.EFFECT_PHRASE:  # "made no difference to", "played a part in"
+        add(p[0], _phrase(p))
+    # a fault as the subject of any past verb ("stale DNS entries pointed clients at")
+    past = rf"{_B}(?:[a-z]{{3,}}ed|{_alt(_words.IRREGULAR_PAST)}){_E}"
+    for w in _words.CLEFT_WH:  # a cleft: "is what ultimately blocked"
+        add(w, _then(rf"{_B}{w}{_E}", past))
+    for w in set(lex.words.get("adverse", ())) | _words.FAULT_NOUNS | _words.FAULT_MODIFIER:
+        if w.isalnum():
+            add(w, _then(rf"{_B}{re.escape(w)}{_E}", past))
+    for p in _words.GAPPED:  # "attributed the latency to", what is blamed between
+        add(p[0], _then(rf"{_B}{re.escape(p[0])}{_E}", _phrase(p[1:])))
+    for w in _words.ROOT_FAULT_NOUN:
+        add(w, rf"{_B}(?:{_alt(_words.ROOT_MODIFIER)})\s+{w}{_E}")
+    adverb = rf"(?:{_alt(_words.ADVERB_ALSO)}|[a-z0-9']{{3,}}ly){_E}"
     forms: dict[str, set[str]] = {"base": set(), "s": set(), "ed": set(), "ing": set()}
     for form, (lemma, kind) in lex.verbs.items():
         forms[kind].add(form)
@@ -281,12 +335,13 @@ def causal() -> Side:
             alone.add(form)  # "causing" asserts a cause wherever it stands
     alone |= forms["ed"] | forms["s"]
     ing = (
-        rf"(?:[,(—–]|{_B}(?:is|are|was|were|be|been|am|gets|got){_E})(?:\s*{adverb})*"
+        rf"(?:[,(—–]|{_B}(?:{_alt(_words.BE - _words.BEING)}){_E})(?:\s*{adverb})*"
         rf"\s*(?:{_alt(forms['ing'])}){_E}"
     )
+    negation = rf"(?:{_alt(_words.NEG)}){_E}"
     base = (
-        rf"{_B}(?:{_alt(_claims._MODAL)}|[a-z0-9']{{2,}}[a-rt-z0-9']s){_E}"
-        rf"(?:\s+{adverb})*\s+(?:{_alt(forms['base'])}){_E}"
+        rf"{_B}(?:{_alt(_words.MODAL | _words.DO_SUPPORT)}|[a-z0-9']{{2,}}[a-rt-z0-9']s){_E}"
+        rf"(?:\s+(?:{adverb}|{negation}))*\s+(?:{_alt(forms['base'])}){_E}"
     )
     for w in forms["ing"]:
         add(w, ing)
