@@ -3,7 +3,9 @@
 10,000 citations over 1,000 files of 200 lines. "Cold" is the first replay_manifest
 call on a fresh Workspace (every file guarded, read, decoded, split); it is compared
 with ``open(...).read().splitlines()`` of the same files in the same round. "Warm" is
-a second call on the same Workspace (files guarded afresh, lines from the cache).
+a second call on the same Workspace: a replay keeps nothing from one call to the next
+(each file is guarded and read afresh), so the two differ only by what the interpreter
+and the allocator carry over; code that caches lines across calls shows the cache here.
 The OS page cache is warm for both sides: this measures trustgate, not the disk.
 
 Each figure is process CPU time (on a shared machine wall time mostly measures the
