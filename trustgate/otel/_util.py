@@ -48,8 +48,10 @@ def tracer_for(provider: otel_trace.TracerProvider | None) -> otel_trace.Tracer:
             return NOOP_TRACER  # no SDK configured
     if isinstance(provider, otel_trace.NoOpTracerProvider):
         return NOOP_TRACER
-    with suppress(KeyError, TypeError):
+    try:  # (not contextlib.suppress: this runs once per crossing)
         return _tracers[provider]
+    except (KeyError, TypeError):
+        pass  # not seen yet, or not weak-referenceable: look it up
     tracer = provider.get_tracer(_SCOPE, _version())
     with suppress(TypeError):  # a provider that is not weak-referenceable
         _tracers[provider] = tracer

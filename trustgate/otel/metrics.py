@@ -13,7 +13,6 @@ the SDK's default millisecond-scale buckets would lump into one.
 from __future__ import annotations
 
 import weakref
-from collections import Counter
 from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -82,7 +81,10 @@ class Instruments:
         base = {C.GATE_NAME: gate, C.DECISION: decision}
         self.crossings.add(1, {**base, C.NODE_NAME: node})
         self.duration.record(seconds, base)
-        for (verifier, code, status, severity), n in Counter(findings).items():
+        counted: dict[tuple[str, str, str, str], int] = {}
+        for key in findings:  # (a dict, not a Counter: this runs once per crossing)
+            counted[key] = counted.get(key, 0) + 1
+        for (verifier, code, status, severity), n in counted.items():
             self.findings.add(
                 n,
                 {
@@ -93,7 +95,10 @@ class Instruments:
                     V.FINDING_SEVERITY: severity,
                 },
             )
-        for kind, n in Counter(override_kinds).items():
+        kinds: dict[str, int] = {}
+        for kind in override_kinds:
+            kinds[kind] = kinds.get(kind, 0) + 1
+        for kind, n in kinds.items():
             self.overrides.add(n, {C.GATE_NAME: gate, O.KIND: kind})
 
 
@@ -130,8 +135,10 @@ def instruments(provider: otel_metrics.MeterProvider | None = None) -> Instrumen
             return NOOP  # no SDK configured
     if isinstance(provider, otel_metrics.NoOpMeterProvider):
         return NOOP
-    with suppress(KeyError, TypeError):
+    try:  # (not contextlib.suppress: this runs once per crossing)
         return _cache[provider]
+    except (KeyError, TypeError):
+        pass  # not seen yet, or not weak-referenceable: make them
     inst = _make(provider.get_meter(SCOPE, _version()), noop=False)
     with suppress(TypeError):  # a provider that is not weak-referenceable
         _cache[provider] = inst
