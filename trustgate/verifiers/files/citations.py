@@ -338,13 +338,12 @@ class _Batch:
     """The passing citations of one file: one finding, not one per citation (the
     verdict objects, not the checks, were most of a replay's cost)."""
 
-    __slots__ = ("drifted", "key", "passes", "slot")
+    __slots__ = ("drifted", "key", "passes")
 
-    def __init__(self, key: str, slot: int) -> None:
+    def __init__(self, key: str, passes: list[dict[str, Any]], drifted: int) -> None:
         self.key = key
-        self.slot = slot
-        self.passes: list[dict[str, Any]] = []
-        self.drifted = 0
+        self.passes = passes
+        self.drifted = drifted
 
     def finding(self, window: int) -> Finding:
         passes, drifted = self.passes, self.drifted
@@ -369,11 +368,15 @@ def _replay_file(
     window: int,
     min_chars: int,
 ) -> None:
-    """Read one file once and judge every citation of it, whatever its spelling."""
+    """Read one file once and judge every citation of it, whatever its spelling; its
+    passes become one batch, in the slot of the first of them."""
     offsets = [d * sign for d in range(1, window + 1) for sign in (-1, 1)]  # earlier first
     src = root.read(spellings[0][0])
-    batch: _Batch | None = None
-    slots_of: list[int] = []  # of the passes, when spellings interleave
+    passes: list[dict[str, Any]] = []
+    append = passes.append
+    pass_slots: list[int] = []  # for each pass, its slot
+    keep_slot = pass_slots.append
+    drifted = 0
     for path, group in spellings:
         if isinstance(src, EvidenceRefused) and path != spellings[0][0]:
             src = root.read(path)  # a refusal names the path as it was cited
@@ -411,21 +414,16 @@ def _replay_file(
                     )
                     continue
                 got = judged
-            if batch is None:
-                batch = _Batch(key, slot)
-                slots[slot] = batch
-            elif slot < batch.slot:  # another spelling cited the file earlier
-                slots[batch.slot], slots[slot], batch.slot = None, batch, slot
             if got != line:
-                batch.drifted += 1
-            batch.passes.append(
-                {"item": name, "line": line, "matched_line": got, "drift": got - line}
-            )
-            if len(spellings) > 1:
-                slots_of.append(slot)
-    if batch is not None and slots_of:  # list the passes in citation order
-        order = sorted(range(len(slots_of)), key=slots_of.__getitem__)
-        batch.passes = [batch.passes[k] for k in order]
+                drifted += 1
+            append({"item": name, "line": line, "matched_line": got, "drift": got - line})
+            keep_slot(slot)
+    if not passes:
+        return
+    if len(spellings) > 1:  # list the passes in citation order
+        order = sorted(range(len(pass_slots)), key=pass_slots.__getitem__)
+        passes = [passes[k] for k in order]
+    slots[min(pass_slots)] = _Batch(key, passes, drifted)
 
 
 def _check_changed(
