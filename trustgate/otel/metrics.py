@@ -127,15 +127,33 @@ NOOP = _make(otel_metrics.NoOpMeter(SCOPE), noop=True)
 _cache: weakref.WeakKeyDictionary[Any, Instruments] = weakref.WeakKeyDictionary()
 
 
+_last: tuple[weakref.ref[Any], bool, Instruments] | None = None
+
+
 def instruments(provider: otel_metrics.MeterProvider | None = None) -> Instruments:
-    """The instruments for ``provider`` (``None``: the global provider)."""
+    """The instruments for ``provider`` (``None``: the global provider); the last
+    provider's are answered by identity."""
+    global _last
+    ambient = provider is None
     if provider is None:
         provider = otel_metrics.get_meter_provider()
-        if type(provider).__name__ == "_ProxyMeterProvider":
-            return NOOP  # no SDK configured
+    last = _last
+    if last is not None and last[0]() is provider and last[1] is ambient:
+        return last[2]
+    inst = _instruments(provider, ambient)
+    try:
+        _last = (weakref.ref(provider), ambient, inst)
+    except TypeError:  # a provider that is not weak-referenceable: not remembered
+        _last = None
+    return inst
+
+
+def _instruments(provider: otel_metrics.MeterProvider, ambient: bool) -> Instruments:
+    if ambient and type(provider).__name__ == "_ProxyMeterProvider":
+        return NOOP  # no SDK configured
     if isinstance(provider, otel_metrics.NoOpMeterProvider):
         return NOOP
-    try:  # (not contextlib.suppress: this runs once per crossing)
+    try:
         return _cache[provider]
     except (KeyError, TypeError):
         pass  # not seen yet, or not weak-referenceable: make them

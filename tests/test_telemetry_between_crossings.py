@@ -1,5 +1,7 @@
-"""What the environment says about content is read at every crossing (its parsing is
-remembered, never its answer), and a crossing span's attributes are each written once."""
+"""What changes between two crossings applies to the second: the environment's content
+settings (their parsing is remembered, never their answer) and the providers installed
+(the last one is remembered by identity, never in place of a new one). A crossing
+span's attributes are each written once."""
 
 from __future__ import annotations
 
@@ -112,3 +114,31 @@ def test_attempt_and_session_are_on_the_span_once_with_their_values(sdk: Otel) -
     gate.check({"verdict": SECRET}, node="writer", attempt=2)
     second = sdk.named("trustgate.gate")[-1].attributes or {}
     assert second[C.ATTEMPT] == 2 and OI.SESSION_ID not in second
+
+
+def test_providers_installed_between_crossings_are_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    from opentelemetry import trace as otel_trace
+
+    from trustgate.otel import _util, metrics
+
+    monkeypatch.delenv(otel.CAPTURE_CONTENT_ENV, raising=False)
+    gate = _gate()
+    first, second = make_otel(), make_otel()
+    with global_providers(None):
+        gate.check({"verdict": SECRET}, node="n")  # no SDK: the proxy, nothing recorded
+        assert _util.tracer_for(None) is _util.NOOP_TRACER
+        assert metrics.instruments(None).noop
+        with global_providers(first):
+            gate.check({"verdict": SECRET}, node="n")
+            gate.check({"verdict": SECRET}, node="n")
+        with global_providers(second):
+            gate.check({"verdict": SECRET}, node="n")
+        gate.check({"verdict": SECRET}, node="n")  # back to no SDK
+        # an explicit proxy provider is a provider like any other, not "no SDK"
+        proxy = otel_trace.ProxyTracerProvider()
+        assert _util.tracer_for(proxy) is not _util.NOOP_TRACER
+        assert _util.tracer_for(None) is _util.NOOP_TRACER
+    assert len(first.named("trustgate.gate")) == 2
+    assert len(second.named("trustgate.gate")) == 1
+    assert first.counter("trustgate.crossings") == 2
+    assert second.counter("trustgate.crossings") == 1
