@@ -1,9 +1,11 @@
 """The workspace: the one place file truth is read from.
 
 Every read goes through the path guard afresh (a symlink swapped after a first read is
-caught by the next), and reads text only when it is text. Lines may be served from a
-cache keyed on the real path and the file's ``(dev, inode, size, mtime_ns, ctime_ns)``,
-so a crossing with many citations reads each file once. ``ctime`` is what makes the
+caught by the next), and reads text only when it is text. :meth:`Workspace.read_lines`
+may serve lines from a cache keyed on the real path and the file's ``(dev, inode, size,
+mtime_ns, ctime_ns)``; citation replay does not use it (it reads each file once per
+call and keeps nothing: filling a cache cost more than the read it saved on a first
+crossing, and held every file's lines). ``ctime`` is what makes the
 key trustworthy: a rewrite in place at the same size with ``mtime`` put back (``cp
 -p``, ``tar``, ``touch -r``) still moves it. File times tick coarsely, so a file whose
 ``mtime`` or ``ctime`` lies within :data:`_RACY_NS` of the moment it was read could be
