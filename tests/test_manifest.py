@@ -133,13 +133,13 @@ def test_empty_manifest_fails(repo: Path) -> None:
 def test_each_file_read_once_per_call(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ws = Workspace(repo)
     calls: list[str] = []
-    real = ws._lines
+    real = ws._text_lines
 
-    def counting(path: str, **kw: Any) -> tuple[str, ...]:
+    def counting(path: str, **kw: Any) -> tuple[tuple[str, ...], bool]:
         calls.append(path)
         return real(path, **kw)
 
-    monkeypatch.setattr(ws, "_lines", counting)
+    monkeypatch.setattr(ws, "_text_lines", counting)
     items = [
         SelfReport(
             item=f"i{n}",

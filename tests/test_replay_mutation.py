@@ -95,7 +95,19 @@ def test_honest_manifest_passes(workspace: Workspace) -> None:
     manifest = builder.with_structured_output(ChangesManifest).invoke(PROMPT)
     findings = replay_manifest(manifest, workspace)
     assert findings and all(f.passed for f in findings)
-    assert findings[1].detail == {"matched_line": 5, "drift": -1}
+    # one passing finding per file, each citation of it listed
+    assert [f.subject for f in findings] == ["app.py", "config/settings.toml"]
+    assert [c["item"] for c in findings[0].detail["citations"]] == [
+        "validate body",
+        "error on empty",
+        "json errors",
+    ]
+    assert findings[0].detail["citations"][1] == {
+        "item": "error on empty",
+        "line": 6,
+        "matched_line": 5,
+        "drift": -1,
+    }
 
 
 def test_lying_raw_text_output_is_not_a_pass(workspace: Workspace) -> None:

@@ -241,6 +241,8 @@ def parse_manifest(raw: Any) -> tuple[list[SelfReport], list[tuple[int, str]]]:
         raw = [raw]
     if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
         raise ClaimParseError(f"manifest must be a list of items, got {type(raw).__name__}")
+    if _reports_within_caps(raw):
+        return list(raw), []  # validated already, and within every cap
     _count(raw)
     _limits.check_claim(raw, "manifest")
     items: list[SelfReport] = []
@@ -254,6 +256,66 @@ def parse_manifest(raw: Any) -> tuple[list[SelfReport], list[tuple[int, str]]]:
         except ValidationError as exc:
             errors.append((i, _short(exc)))
     return items, errors
+
+
+def _reports_within_caps(items: Sequence[Any]) -> bool:
+    """True when ``items`` are all plain ``SelfReport`` s whose totals are within the caps
+    ``_count`` and ``_limits.check_claim`` hold them to; ``False`` sends them to those.
+
+    The shape of a validated report is known (a list of reports, each of four fields,
+    each citation of three), so the counts the generic walk would make (values,
+    containers, characters of strings, depth) are summed here directly, at a tenth of
+    its cost. Anything else (a subclass, a list that was mutated after validation to
+    hold something that is not a citation or a path) is left to the walk, as is any
+    total past a cap, so the error raised is exactly the walk's.
+    """
+    if _limits.MAX_JSON_DEPTH < 4 or len(items) > _limits.MAX_MANIFEST_ITEMS:
+        return False  # (list > report > evidence list > citation is 4 deep)
+    values = containers = 1  # the list itself
+    chars = citations = 0
+    for entry in items:
+        if type(entry) is not SelfReport:
+            return False
+        d = entry.__dict__
+        if len(d) != 4 or entry.__pydantic_extra__:
+            return False
+        try:
+            name, status, files, evidence = d["item"], d["status"], d["files"], d["evidence"]
+        except KeyError:
+            return False
+        if not (type(name) is str and type(status) is str):
+            return False
+        if type(files) is not list or type(evidence) is not list:
+            return False
+        citations += len(evidence)
+        if citations > _limits.MAX_CITATIONS:
+            return False  # refused by _count, before anything is walked
+        chars += len(name) + len(status)
+        for path in files:
+            if type(path) is not str:
+                return False
+            chars += len(path)
+        for c in evidence:
+            if type(c) is not FileCitation:
+                return False
+            cd = c.__dict__
+            if len(cd) != 3 or c.__pydantic_extra__:
+                return False
+            try:
+                file, line, content = cd["file"], cd["line"], cd["content"]
+            except KeyError:
+                return False
+            if not (type(file) is str and type(content) is str and type(line) is int):
+                return False
+            chars += len(file) + len(content)
+        # the report, its four fields, each path, and each citation with its three
+        values += 5 + len(files) + 4 * len(evidence)
+        containers += 3 + len(evidence)
+    return (
+        values <= _limits.MAX_JSON_VALUES
+        and containers <= _limits.MAX_JSON_CONTAINERS
+        and chars <= _limits.MAX_CLAIM_BYTES
+    )
 
 
 def _count(items: Sequence[Any]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from trustgate.errors import EvidenceRefused
 
@@ -21,9 +21,11 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
-@dataclass(frozen=True, slots=True)
-class Opened:
-    """An open regular file inside the root, with the identity used for caching."""
+class Opened(NamedTuple):
+    """An open regular file inside the root, with the identity used for caching.
+
+    (A named tuple: it is built once per file read, and a frozen dataclass costs
+    several times as much to build.)"""
 
     fd: int
     rel: str  # real path relative to the root, POSIX separators
@@ -134,14 +136,20 @@ def _walk(root_fd: int, parts: tuple[str, ...], shown: str) -> int:
 
 
 def open_in_root(
-    root: str, path: object, scopes: tuple[str, ...] | None, root_fd: int | None = None
+    root: str,
+    path: object,
+    scopes: tuple[str, ...] | None,
+    root_fd: int | None = None,
+    parts: tuple[str, ...] | None = None,
 ) -> Opened:
     """Resolve and open ``path`` under ``root`` (a real, absolute directory path).
 
     Raises ``EvidenceRefused`` with a stable code for every refusal. Scope is checked on
     the real path, so a symlink cannot lead from an allowed scope into a forbidden one.
+    ``parts`` is ``normalise(path)`` when the caller already has it.
     """
-    parts = normalise(path)
+    if parts is None:
+        parts = normalise(path)
     shown = path if isinstance(path, str) else repr(path)
     own_fd = root_fd is None
     if root_fd is None:
@@ -178,7 +186,9 @@ def open_in_root(
     except BaseException:
         os.close(fd)
         raise
-    return Opened(fd=fd, rel=rel, real=os.path.join(root, *rel.split("/")), st=st)
+    # root is real and absolute, rel has no empty, "." or ".." part: the join is plain
+    real = (root if root.endswith(os.sep) else root + os.sep) + rel.replace("/", os.sep)
+    return Opened(fd, rel, real, st)
 
 
 def _resolve_links(root: str, parts: tuple[str, ...], shown: str) -> str:
@@ -218,27 +228,27 @@ def read_all(opened: Opened, max_bytes: int, shown: str) -> bytes:
             path=shown,
             detail={"size": opened.st.st_size, "max_bytes": max_bytes},
         )
-    chunks = []
-    total = 0
-    want = opened.st.st_size + 1
-    while True:
-        chunk = os.read(opened.fd, max(want, 65536))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
+    # One read of the whole file, then one that finds the end (a file that grew since
+    # fstat is read on, in 64 KiB steps, until it passes the cap or ends).
+    chunk = os.read(opened.fd, opened.st.st_size + 1)
+    chunks = [chunk]
+    total = len(chunk)
+    while chunk:
         if total > max_bytes:
             raise EvidenceRefused(
                 "too_large",
                 f"{shown!r} grew past the {max_bytes}-byte cap while being read",
                 path=shown,
             )
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        chunk = os.read(opened.fd, 65536)
+        chunks.append(chunk)
+        total += len(chunk)
+    return chunks[0] if len(chunks) <= 2 else b"".join(chunks)
 
 
 def decode_text(data: bytes, shown: str) -> str:
     """Bytes to text, refusing what is not text: NUL in the first 8 KiB, invalid UTF-8."""
-    if b"\x00" in data[:8192]:
+    if data.find(b"\x00", 0, 8192) >= 0:
         raise EvidenceRefused(
             "binary_file", f"{shown!r} is binary (NUL byte in its first 8 KiB)", path=shown
         )

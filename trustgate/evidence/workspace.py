@@ -1,9 +1,11 @@
 """The workspace: the one place file truth is read from.
 
 Every read goes through the path guard afresh (a symlink swapped after a first read is
-caught by the next), and reads text only when it is text. Lines may be served from a
-cache keyed on the real path and the file's ``(dev, inode, size, mtime_ns, ctime_ns)``,
-so a crossing with many citations reads each file once. ``ctime`` is what makes the
+caught by the next), and reads text only when it is text. :meth:`Workspace.read_lines`
+may serve lines from a cache keyed on the real path and the file's ``(dev, inode, size,
+mtime_ns, ctime_ns)``; citation replay does not use it (it reads each file once per
+call and keeps nothing: filling a cache cost more than the read it saved on a first
+crossing, and held every file's lines). ``ctime`` is what makes the
 key trustworthy: a rewrite in place at the same size with ``mtime`` put back (``cp
 -p``, ``tar``, ``touch -r``) still moves it. File times tick coarsely, so a file whose
 ``mtime`` or ``ctime`` lies within :data:`_RACY_NS` of the moment it was read could be
@@ -34,6 +36,8 @@ _CACHE_BYTES = 64 * 1024 * 1024
 # 2 s covers the coarsest common timestamp granularity (FAT's mtime).
 _RACY_NS = 2_000_000_000
 Identity = tuple[int, int, int, int, int]
+Lines = tuple[tuple[str, ...], bool]
+"""A file's lines and whether it is all ASCII."""
 
 
 class _LineCache:
@@ -43,9 +47,9 @@ class _LineCache:
         self._lock = threading.Lock()
         self._max = max_bytes
         self._size = 0
-        self._data: OrderedDict[str, tuple[Identity, tuple[str, ...], int]] = OrderedDict()
+        self._data: OrderedDict[str, tuple[Identity, Lines, int]] = OrderedDict()
 
-    def get(self, real: str, identity: Identity) -> tuple[str, ...] | None:
+    def get(self, real: str, identity: Identity) -> Lines | None:
         with self._lock:
             hit = self._data.get(real)
             if hit is None or hit[0] != identity:
@@ -53,9 +57,7 @@ class _LineCache:
             self._data.move_to_end(real)
             return hit[1]
 
-    def put(
-        self, real: str, identity: Identity, lines: tuple[str, ...], nbytes: int, read_at: int
-    ) -> None:
+    def put(self, real: str, identity: Identity, lines: Lines, nbytes: int, read_at: int) -> None:
         """Keep ``lines`` unless too big, or changed too close to ``read_at`` (ns) to tell
         a later same-tick rewrite apart."""
         if nbytes > self._max or max(identity[3], identity[4]) >= read_at - _RACY_NS:
@@ -148,8 +150,10 @@ class Workspace:
 
     # -- reading -------------------------------------------------------------------
 
-    def _open(self, path: object, root_fd: int | None = None) -> _paths.Opened:
-        return _paths.open_in_root(self.root, path, self.scopes, root_fd)
+    def _open(
+        self, path: object, root_fd: int | None = None, parts: tuple[str, ...] | None = None
+    ) -> _paths.Opened:
+        return _paths.open_in_root(self.root, path, self.scopes, root_fd, parts)
 
     def _open_root(self) -> int:
         """A root descriptor for a batch of reads (one replay call); the caller closes it."""
@@ -185,8 +189,20 @@ class Workspace:
     def _lines(
         self, path: str, *, use_cache: bool = True, root_fd: int | None = None
     ) -> tuple[str, ...]:
+        return self._text_lines(path, use_cache=use_cache, root_fd=root_fd)[0]
+
+    def _text_lines(
+        self,
+        path: str,
+        *,
+        use_cache: bool = True,
+        root_fd: int | None = None,
+        parts: tuple[str, ...] | None = None,
+    ) -> Lines:
+        """The lines, and whether the file is all ASCII (then no line needs NFC).
+        ``parts`` is ``_paths.normalise(path)`` when the caller has it."""
         read_at = time.time_ns()
-        opened = self._open(path, root_fd)
+        opened = self._open(path, root_fd, parts)
         try:
             if use_cache:
                 hit = self._cache.get(opened.real, opened.identity)
@@ -196,9 +212,10 @@ class Workspace:
         finally:
             os.close(opened.fd)
         lines = _paths.split_lines(_paths.decode_text(data, path))
+        got = (lines, data.isascii())
         if use_cache:
-            self._cache.put(opened.real, opened.identity, lines, len(data), read_at)
-        return lines
+            self._cache.put(opened.real, opened.identity, got, len(data), read_at)
+        return got
 
     def clear_cache(self) -> None:
         self._cache.clear()

@@ -133,10 +133,36 @@ def _env_key() -> bytes | None:
     return key
 
 
+_policies: dict[tuple[Any, ...], ContentPolicy] = {}
+_MAX_POLICIES = 64
+
+
 def content_policy(
     capture: bool | None, limit: int | None, key: bytes | str | None = None
 ) -> ContentPolicy:
-    """The policy for one crossing: arguments first, then the environment."""
+    """The policy for one crossing: arguments first, then the environment.
+
+    The environment is read on every call (a change between two crossings applies to
+    the second); what it says is parsed once per distinct set of values.
+    """
+    environ = os.environ
+    raw_capture = environ.get(CAPTURE_CONTENT_ENV, "") if capture is None else None
+    raw_key = environ.get(CONTENT_KEY_ENV, "") if key is None else None
+    # the length is read only when content is captured (else it is not used)
+    on = (raw_capture or "").strip().lower() in _TRUE if capture is None else bool(capture)
+    raw_limit = environ.get(CONTENT_MAX_LENGTH_ENV, "") if limit is None and on else None
+    held = bytes(key) if isinstance(key, (bytearray, memoryview)) else key  # hashable
+    memo = (capture, limit, held, raw_capture, raw_limit, raw_key)
+    found = _policies.get(memo)
+    if found is not None:
+        return found
+    policy = _policy(capture, limit, key)
+    if len(_policies) < _MAX_POLICIES:
+        _policies[memo] = policy
+    return policy
+
+
+def _policy(capture: bool | None, limit: int | None, key: bytes | str | None) -> ContentPolicy:
     on = env_flag(CAPTURE_CONTENT_ENV) if capture is None else bool(capture)
     if limit is None:
         limit = _env_int(CONTENT_MAX_LENGTH_ENV, DEFAULT_MAX_LENGTH) if on else DEFAULT_MAX_LENGTH

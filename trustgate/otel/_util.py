@@ -36,20 +36,41 @@ def _version() -> str:
 _tracers: weakref.WeakKeyDictionary[Any, otel_trace.Tracer] = weakref.WeakKeyDictionary()
 
 
+_last_tracer: tuple[weakref.ref[Any], bool, otel_trace.Tracer] | None = None
+
+
 def tracer_for(provider: otel_trace.TracerProvider | None) -> otel_trace.Tracer:
     """The tracer of ``provider`` (``None``: the global one), or a no-op without an SDK.
 
     Looked up per crossing, never at import, so a provider installed later is honoured;
-    cached per provider (the SDK builds a new tracer on every ``get_tracer`` call).
+    cached per provider (the SDK builds a new tracer on every ``get_tracer`` call), and
+    the last one answered by identity (the isinstance checks against the API's abstract
+    classes cost more than the rest of the lookup).
     """
+    global _last_tracer
+    ambient = provider is None
     if provider is None:
         provider = otel_trace.get_tracer_provider()
-        if isinstance(provider, otel_trace.ProxyTracerProvider):
-            return NOOP_TRACER  # no SDK configured
+    last = _last_tracer
+    if last is not None and last[0]() is provider and last[1] is ambient:
+        return last[2]
+    tracer = _tracer_for(provider, ambient)
+    try:
+        _last_tracer = (weakref.ref(provider), ambient, tracer)
+    except TypeError:  # a provider that is not weak-referenceable: not remembered
+        _last_tracer = None
+    return tracer
+
+
+def _tracer_for(provider: otel_trace.TracerProvider, ambient: bool) -> otel_trace.Tracer:
+    if ambient and isinstance(provider, otel_trace.ProxyTracerProvider):
+        return NOOP_TRACER  # no SDK configured
     if isinstance(provider, otel_trace.NoOpTracerProvider):
         return NOOP_TRACER
-    with suppress(KeyError, TypeError):
+    try:
         return _tracers[provider]
+    except (KeyError, TypeError):
+        pass  # not seen yet, or not weak-referenceable: look it up
     tracer = provider.get_tracer(_SCOPE, _version())
     with suppress(TypeError):  # a provider that is not weak-referenceable
         _tracers[provider] = tracer

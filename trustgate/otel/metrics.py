@@ -13,7 +13,6 @@ the SDK's default millisecond-scale buckets would lump into one.
 from __future__ import annotations
 
 import weakref
-from collections import Counter
 from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -82,7 +81,10 @@ class Instruments:
         base = {C.GATE_NAME: gate, C.DECISION: decision}
         self.crossings.add(1, {**base, C.NODE_NAME: node})
         self.duration.record(seconds, base)
-        for (verifier, code, status, severity), n in Counter(findings).items():
+        counted: dict[tuple[str, str, str, str], int] = {}
+        for key in findings:  # (a dict, not a Counter: this runs once per crossing)
+            counted[key] = counted.get(key, 0) + 1
+        for (verifier, code, status, severity), n in counted.items():
             self.findings.add(
                 n,
                 {
@@ -93,7 +95,10 @@ class Instruments:
                     V.FINDING_SEVERITY: severity,
                 },
             )
-        for kind, n in Counter(override_kinds).items():
+        kinds: dict[str, int] = {}
+        for kind in override_kinds:
+            kinds[kind] = kinds.get(kind, 0) + 1
+        for kind, n in kinds.items():
             self.overrides.add(n, {C.GATE_NAME: gate, O.KIND: kind})
 
 
@@ -122,16 +127,36 @@ NOOP = _make(otel_metrics.NoOpMeter(SCOPE), noop=True)
 _cache: weakref.WeakKeyDictionary[Any, Instruments] = weakref.WeakKeyDictionary()
 
 
+_last: tuple[weakref.ref[Any], bool, Instruments] | None = None
+
+
 def instruments(provider: otel_metrics.MeterProvider | None = None) -> Instruments:
-    """The instruments for ``provider`` (``None``: the global provider)."""
+    """The instruments for ``provider`` (``None``: the global provider); the last
+    provider's are answered by identity."""
+    global _last
+    ambient = provider is None
     if provider is None:
         provider = otel_metrics.get_meter_provider()
-        if type(provider).__name__ == "_ProxyMeterProvider":
-            return NOOP  # no SDK configured
+    last = _last
+    if last is not None and last[0]() is provider and last[1] is ambient:
+        return last[2]
+    inst = _instruments(provider, ambient)
+    try:
+        _last = (weakref.ref(provider), ambient, inst)
+    except TypeError:  # a provider that is not weak-referenceable: not remembered
+        _last = None
+    return inst
+
+
+def _instruments(provider: otel_metrics.MeterProvider, ambient: bool) -> Instruments:
+    if ambient and type(provider).__name__ == "_ProxyMeterProvider":
+        return NOOP  # no SDK configured
     if isinstance(provider, otel_metrics.NoOpMeterProvider):
         return NOOP
-    with suppress(KeyError, TypeError):
+    try:
         return _cache[provider]
+    except (KeyError, TypeError):
+        pass  # not seen yet, or not weak-referenceable: make them
     inst = _make(provider.get_meter(SCOPE, _version()), noop=False)
     with suppress(TypeError):  # a provider that is not weak-referenceable
         _cache[provider] = inst

@@ -23,7 +23,6 @@ so the cost follows what is checked, not the size of the node's update.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -36,6 +35,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import metrics as otel_metrics
 from opentelemetry import trace as otel_trace
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
+from pydantic_core import to_json
 
 from trustgate.otel import _parent
 from trustgate.otel._content import OVERRIDE_SPANS_ENV, ContentPolicy, content_policy, env_flag
@@ -102,7 +102,7 @@ def _judge_attributes(f: Finding) -> dict[str, Any]:
     return out
 
 
-@dataclass
+@dataclass(slots=True)
 class VerifierSpan:
     """One verifier run; call :meth:`record` with the findings it returned."""
 
@@ -117,6 +117,8 @@ class VerifierSpan:
     messages: list[str] = field(default_factory=list)
     error_type: str | None = None
     ended_ns: int = 0
+    explained: str | None = field(default=None, repr=False, compare=False)
+    """:meth:`explanation` as last written to the span (it is read again by finish)."""
 
     def record(self, findings: Iterable[Finding]) -> None:
         """Outcome (``pass``/``fail``) and counts from the verifier's findings.
@@ -153,7 +155,7 @@ class VerifierSpan:
         self.codes = [f"{c}×{n}" if n > 1 else c for c, n in codes.items()]
         self.outcome = "fail" if failed else "pass"
         if self.span.is_recording():
-            explanation = self.explanation()
+            explanation = self.explained = self.explanation()
             self.span.set_attributes(
                 {
                     V.OUTCOME: self.outcome,
@@ -238,7 +240,7 @@ class _VerifierScope(AbstractContextManager[VerifierSpan]):
                 content = self._crossing.content
                 vs.span.add_event(EventNames.EXCEPTION, exception_attrs(exc, content))
                 vs.span.set_status(Status(StatusCode.ERROR, f"error: {vs.error_type}"))
-                explanation = vs.explanation()
+                explanation = vs.explained = vs.explanation()
                 vs.span.set_attributes(
                     {
                         V.OUTCOME: "error",
@@ -301,7 +303,7 @@ class _PolicyScope(AbstractContextManager[Span]):
 # --- the crossing -----------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class CrossingSpan:
     """The open span of one crossing, as yielded by :func:`crossing`."""
 
@@ -316,6 +318,8 @@ class CrossingSpan:
     instruments: Instruments
     noop: bool = False
     session_id: str | None = None
+    attempt: int | None = None
+    """The attempt the span was started with (an attribute already on it)."""
     started: float = field(default_factory=time.perf_counter)
     finished: bool = False
     verifiers: list[VerifierSpan] = field(default_factory=list)
@@ -362,14 +366,15 @@ class CrossingSpan:
             if self.override_spans and report.overrides:
                 _override_spans(self, report, names)
             self.span.end()
-        self.instruments.record(
-            self.gate,
-            self.node,
-            "error" if exception is not None else report.decision,
-            time.perf_counter() - self.started,
-            ((names(f.verifier), f.code, f.status, f.severity) for f in report.findings),
-            (o.kind for o in report.overrides),
-        )
+        if not self.instruments.noop:
+            self.instruments.record(
+                self.gate,
+                self.node,
+                "error" if exception is not None else report.decision,
+                time.perf_counter() - self.started,
+                ((names(f.verifier), f.code, f.status, f.severity) for f in report.findings),
+                (o.kind for o in report.overrides),
+            )
 
     def _end_pending(self) -> None:
         pending, self.pending = self.pending, []
@@ -443,35 +448,57 @@ def _annotate(
     c: CrossingSpan, report: Report, names: _Names, exception: BaseException | None
 ) -> str:
     span, content = c.span, c.content
-    failures = [(names(f.verifier), f.code) for f in report.findings if f.blocking]
-    failure_codes = _distinct(f"{v}/{code}" for v, code in failures)
-    ran = _distinct([v.name for v in c.verifiers] + [names(f.verifier) for f in report.findings])
-    failed_verifiers = _distinct(
-        [v for v, _ in failures] + [v.name for v in c.verifiers if v.outcome == "error"]
-    )
+    findings, overrides_ = report.findings, report.overrides
+    # One pass over the findings: what failed (and whose), who ran, and the findings of
+    # verifiers that did not run in this crossing (a crossing restored after review).
+    ran: dict[str, None] = {v.name: None for v in c.verifiers if v.name}
+    runs = set(ran)
+    failed_by: dict[str, None] = {}
+    codes: dict[str, None] = {}
+    own_codes: dict[str, dict[str, None]] = {}
+    unrun: dict[str, list[Finding]] = {}
+    for f in findings:
+        name = names(f.verifier)
+        if name:
+            ran[name] = None
+            if name not in runs:
+                unrun.setdefault(name, []).append(f)
+        if f.status == "fail" and f.severity == "block":
+            code = f"{name}/{f.code}"
+            codes[code] = None
+            own_codes.setdefault(name, {})[code] = None
+            if name:
+                failed_by[name] = None
+    for v in c.verifiers:
+        if v.outcome == "error" and v.name:
+            failed_by[v.name] = None
+    failure_codes, verifiers, failed_verifiers = list(codes), list(ran), list(failed_by)
     overrides = [
-        (o.kind, o.target, _override_codes(names(o.verifier), failures, failure_codes))
-        for o in report.overrides
+        (
+            o.kind,
+            o.target,
+            list(own_codes.get(names(o.verifier)) or failure_codes)[:_MAX_CODES],
+        )
+        for o in overrides_
     ]
     decision = "error" if exception is not None else report.decision
     approval = report.approval.decision if report.approval is not None else None
-    summary = summarise(decision, overrides, failure_codes, ran, len(report.findings), approval)
-    kinds = _distinct(o.kind for o in report.overrides)
+    summary = summarise(decision, overrides, failure_codes, verifiers, len(findings), approval)
+    kinds = _distinct(o.kind for o in overrides_)
     session = c.session_id or report.thread_id
     attrs: dict[str, Any] = {
         C.DECISION: decision,
         C.RELEASED: report.released,
-        C.ATTEMPT: report.attempt,
         C.SUMMARY: summary,
         C.REPORT_ID: report.id,
         C.CLAIM_COUNT: len(report.claims),
-        C.FINDING_COUNT: len(report.findings),
+        C.FINDING_COUNT: len(findings),
         C.FAILURE_CODES: failure_codes,
-        C.VERIFIERS: ran,
+        C.VERIFIERS: verifiers,
         C.FAILED_VERIFIERS: failed_verifiers,
-        C.OVERRIDE_COUNT: len(report.overrides),
+        C.OVERRIDE_COUNT: len(overrides_),
         C.OVERRIDE_KINDS: kinds,
-        C.OVERRIDE_TARGETS: _distinct(o.target for o in report.overrides),
+        C.OVERRIDE_TARGETS: _distinct(o.target for o in overrides_),
         OI.OUTPUT_VALUE: summary,
         OI.OUTPUT_MIME_TYPE: "text/plain",
         OI.TAG_TAGS: [
@@ -481,23 +508,25 @@ def _annotate(
             *(f"override:{k}" for k in kinds),
             *(f"failed:{v}" for v in failed_verifiers),
         ],
-        OI.METADATA: json.dumps(
+        OI.METADATA: to_json(
             {
                 "gate": c.gate,
                 "node": c.node,
                 "decision": decision,
                 "released": report.released,
-                "override_count": len(report.overrides),
+                "override_count": len(overrides_),
                 "override_kinds": kinds,
                 "failed_verifiers": failed_verifiers,
                 "attempt": report.attempt,
-            },
-            separators=(",", ":"),
-        ),
+            }
+        ).decode("utf-8"),
     }
+    # (what the span was started with is on it already: not set twice)
+    if report.attempt != c.attempt:
+        attrs[C.ATTEMPT] = report.attempt
     if report.run_id:
         attrs[C.RUN_ID] = report.run_id
-    if session:
+    if session and session != c.session_id:
         attrs[OI.SESSION_ID] = session
     attrs.update(_input_attrs(c, report))
     if report.approval is not None:
@@ -506,29 +535,29 @@ def _annotate(
             attrs[C.APPROVAL_APPROVER] = report.approval.who
     if content.capture and report.error:
         attrs[C.ERROR_MESSAGE] = content.text(report.error)[0]
+    if exception is not None:
+        attrs[OI.ERROR_TYPE] = type_name(exception)
+    elif decision != "pass":
+        attrs[OI.ERROR_TYPE] = "verifier_error" if report.error is not None else decision
 
     # events: one evaluation result per verifier run, then one per override
     limit = _event_limit(span, c.max_events)
-    evaluations = _evaluations(c, report, names)
+    evaluations = _evaluations(c, unrun)
     crashed = exception is not None or report.error is not None
     room = max(0, limit - len(evaluations) - (1 if crashed else 0))
-    emitted = min(len(report.overrides), room)
-    attrs[C.DROPPED_OVERRIDE_EVENTS] = len(report.overrides) - emitted
-    span.set_attributes(attrs)
+    emitted = min(len(overrides_), room)
+    attrs[C.DROPPED_OVERRIDE_EVENTS] = len(overrides_) - emitted
+    span.set_attributes(attrs)  # once: each call takes the span's lock and checks it
     for name, event_attrs, when in evaluations[:limit]:
         span.add_event(name, event_attrs, timestamp=when or None)
-    for o, (_kind, _target, codes) in zip(report.overrides[:emitted], overrides, strict=False):
-        span.add_event(f"{EventNames.OVERRIDE} {o.kind}", _override_attrs(o, codes, names, content))
+    for o, (_kind, _target, ocodes) in zip(overrides_[:emitted], overrides, strict=False):
+        event = _override_attrs(o, ocodes, names, content)
+        span.add_event(f"{EventNames.OVERRIDE} {o.kind}", event)
 
     if exception is not None:
         span.add_event(EventNames.EXCEPTION, exception_attrs(exception, content))
-        span.set_attribute(OI.ERROR_TYPE, type_name(exception))
         span.set_status(Status(StatusCode.ERROR, f"error: {type(exception).__name__}"))
     elif decision != "pass":
-        if report.error is not None:
-            span.set_attribute(OI.ERROR_TYPE, "verifier_error")
-        else:
-            span.set_attribute(OI.ERROR_TYPE, decision)
         span.set_status(Status(StatusCode.ERROR, summary[:_MAX_DESCRIPTION]))
     return summary
 
@@ -558,29 +587,23 @@ def _serialised(value: Any) -> str:
 
 
 def _evaluations(
-    c: CrossingSpan, report: Report, names: _Names
+    c: CrossingSpan, unrun: Mapping[str, list[Finding]]
 ) -> list[tuple[str, dict[str, Any], int]]:
     """One ``gen_ai.evaluation.result`` per verifier: from the verifier runs, else (a
-    crossing restored after review, whose verifiers did not run again) from findings."""
+    crossing restored after review, whose verifiers did not run again) from the
+    findings of each verifier that did not run (``unrun``, by the gate's name)."""
     out: list[tuple[str, dict[str, Any], int]] = []
-    seen: set[str] = set()
     for v in c.verifiers:
-        seen.add(v.name)
         attrs: dict[str, Any] = {
             E.GEN_AI_NAME: v.name,
             E.GEN_AI_SCORE_LABEL: v.label,
             E.GEN_AI_SCORE_VALUE: v.score,
-            E.GEN_AI_EXPLANATION: v.explanation(),
+            E.GEN_AI_EXPLANATION: v.explained if v.explained is not None else v.explanation(),
         }
         if v.outcome == "error":
             attrs[OI.ERROR_TYPE] = v.error_type or "exception"
         out.append((EventNames.EVALUATION_RESULT, attrs, v.ended_ns))
-    grouped: dict[str, list[Finding]] = {}
-    for f in report.findings:
-        name = names(f.verifier)
-        if name and name not in seen:
-            grouped.setdefault(name, []).append(f)
-    for name, findings in grouped.items():
+    for name, findings in unrun.items():
         vs = VerifierSpan(span=otel_trace.INVALID_SPAN, name=name, crossing=c)
         vs.record(findings)
         out.append(
@@ -807,6 +830,7 @@ class _CrossingScope(AbstractContextManager[CrossingSpan]):
             tracer=tracer,
             instruments=inst,
             session_id=session,
+            attempt=attempt,
         )
         self._token = otel_context.attach(ctx)
         return self._handle
