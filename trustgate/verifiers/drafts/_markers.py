@@ -74,17 +74,46 @@ def read(
         return found
     closed = list(MARKER.finditer(draft))
     n = len(units)
-    inside: dict[int, list[re.Match[str]]] = {}
+    cited = found.cited
+    marked = found.marked
+    joins = found.joins
+    # A unit's first marker whose ids the record all has is read here (nearly every
+    # marker of an honest draft); a unit with more markers, an invalid id, or one to
+    # be read on its own text is read again below, in the order of the units.
+    pending: dict[int, list[re.Match[str]]] = {}
     alone: set[int] = set()  # units read on their own text
+    valid: dict[str, tuple[str, ...] | None] = {}  # marker ids -> all valid, or None
+    last = -1
+    last_marker: re.Match[str] | None = None
     for m in closed:
         s, e = m.span()
         i = bisect_right(starts, s) - 1
         if i >= 0 and e <= units[i][1]:
-            got = inside.get(i)
-            if got is None:
-                inside[i] = [m]
-            else:
-                got.append(m)
+            if i == last:  # another marker of the same unit
+                got = pending.get(i)
+                if got is None:
+                    pending[i] = [last_marker, m]  # type: ignore[list-item]
+                else:
+                    got.append(m)
+                continue
+            last, last_marker = i, m
+            content = m.group(1)
+            ids = valid.get(content, ())  # () is never a value: a marker holds an id
+            if ids == ():
+                good, bad = _ids(content, lines)
+                ids = valid[content] = None if bad else tuple(dict.fromkeys(good))
+            if ids is None:
+                pending[i] = [m]
+                continue
+            cited[i] = ids
+            marked.add(i)
+            if (
+                s > units[i][0]
+                and e < units[i][1]
+                and not draft[s - 1].isspace()
+                and not draft[e].isspace()
+            ):
+                joins.add(i)
             continue
         # a marker outside every unit (code, structure) or reaching across units
         if i >= 0 and s < units[i][1]:
@@ -95,17 +124,23 @@ def read(
             j += 1
     if draft.count("[") != 2 * len(closed):
         alone.update(_holding_stray(draft, closed, units, starts))
+    if not pending and not alone:
+        return found
     cache: dict[str, tuple[list[str], list[str]]] = {}
-    for i in sorted(inside.keys() | alone):
+    for i in sorted(pending.keys() | alone):
         s, e = units[i][0], units[i][1]
+        cited[i] = ()  # read again from the start
+        joins.discard(i)
         if i in alone:
             raw = draft[s:e]
             if "[[" in raw:
-                found.marked.add(i)
+                marked.add(i)
                 _alone(found, i, raw, s, lines)
+            else:
+                marked.discard(i)
         else:
-            found.marked.add(i)
-            _inside(found, i, draft, s, e, inside[i], lines, cache)
+            marked.add(i)
+            _inside(found, i, draft, s, e, pending[i], lines, cache)
     return found
 
 
