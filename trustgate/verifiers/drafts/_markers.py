@@ -20,6 +20,8 @@ import re
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import itemgetter
 
 from trustgate.verifiers.drafts.segment import Unit
 
@@ -82,13 +84,16 @@ def read(
     # be read on its own text is read again below, in the order of the units.
     pending: dict[int, list[re.Match[str]]] = {}
     alone: set[int] = set()  # units read on their own text
-    valid: dict[str, tuple[str, ...] | None] = {}  # marker ids -> all valid, or None
+    valid: dict[str, tuple[str, ...] | bool] = {}  # marker ids -> all valid, or False
     last = -1
     last_marker: re.Match[str] | None = None
-    for m in closed:
-        s, e = m.span()
-        i = bisect_right(starts, s) - 1
-        if i >= 0 and e <= units[i][1]:
+    ends = list(map(itemgetter(1), units))
+    spans = list(map(re.Match.span, closed))
+    where = map(bisect_right, repeat(starts), map(itemgetter(0), spans))
+    contents = map(re.Match.group, closed, repeat(1))
+    for m, (s, e), after, content in zip(closed, spans, where, contents, strict=True):
+        i = after - 1
+        if i >= 0 and e <= ends[i]:
             if i == last:  # another marker of the same unit
                 got = pending.get(i)
                 if got is None:
@@ -97,20 +102,19 @@ def read(
                     got.append(m)
                 continue
             last, last_marker = i, m
-            content = m.group(1)
-            ids = valid.get(content, ())  # () is never a value: a marker holds an id
-            if ids == ():
-                good, bad = _ids(content, lines)
-                ids = valid[content] = None if bad else tuple(dict.fromkeys(good))
+            ids = valid.get(content)
             if ids is None:
+                good, bad = _ids(content, lines)
+                ids = valid[content] = False if bad else tuple(dict.fromkeys(good))
+            if ids is False:
                 pending[i] = [m]
                 continue
-            cited[i] = ids
+            cited[i] = ids  # type: ignore[assignment]
             marked.add(i)
             if (
-                s > units[i][0]
-                and e < units[i][1]
-                and not draft[s - 1].isspace()
+                not draft[s - 1].isspace()
+                and s > starts[i]
+                and e < ends[i]
                 and not draft[e].isspace()
             ):
                 joins.add(i)

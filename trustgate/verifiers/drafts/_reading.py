@@ -82,6 +82,11 @@ def _unreadable() -> bytes:
     return bytes(1 if b < 128 and mostly_symbols(chr(b) * 12) else 0 for b in range(256))
 
 
+@functools.lru_cache(maxsize=16)
+def _as_bytes(keys: frozenset[str]) -> frozenset[bytes]:
+    return frozenset(k.encode("ascii") for k in keys)
+
+
 def read(
     draft: str, rec: Record, ruleset: tuple[SentenceRule, ...], strict: bool, exhaustive: bool
 ) -> Reading:
@@ -139,6 +144,9 @@ def read(
     cited_key: frozenset[str] = frozenset().union(
         *(side.keys for side in sides if side is not None and side is not causal)
     )
+    # The skip test splits bytes (the word form is ASCII): cheaper than str.split.
+    wbytes = wform.encode("ascii")
+    any_bytes, cited_bytes = _as_bytes(any_key), _as_bytes(cited_key)
     # An ASCII draft with no function word of another language is unreadable only
     # where it is mostly symbols: counted on the whole draft's bytes at once.
     symbols = draft.encode("ascii").translate(_unreadable()) if symbols_only_matter(draft) else None
@@ -160,7 +168,7 @@ def read(
             quick
             and i not in folded
             and i not in joins
-            and (cited_key if cited[i] else any_key).isdisjoint(wform[s:e].split())
+            and (cited_bytes if cited[i] else any_bytes).isdisjoint(wbytes[s:e].split())
         ):
             continue  # no key word of any side that could object: none can fire
         is_marked = i in marked

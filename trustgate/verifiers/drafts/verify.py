@@ -68,6 +68,9 @@ _EXHAUSTIVE = False
 """Read every sentence with the shipped rules, skipping none (tests compare the two)."""
 
 
+_SET = object.__setattr__
+
+
 @dataclass(frozen=True, slots=True)
 class KeptSentence:
     """A sentence (or heading, list item, table row) that stands in the output.
@@ -84,6 +87,17 @@ class KeptSentence:
     kind: str
     cited: tuple[str, ...] = ()
     """Valid record ids it cites."""
+
+    def __init__(
+        self, text: str, start: int, end: int, kind: str, cited: tuple[str, ...] = ()
+    ) -> None:
+        # the __init__ dataclass writes, less its attribute look-ups: a long draft
+        # keeps tens of thousands of these
+        _SET(self, "text", text)
+        _SET(self, "start", start)
+        _SET(self, "end", end)
+        _SET(self, "kind", kind)
+        _SET(self, "cited", cited)
 
 
 class Removal(BaseModel):
