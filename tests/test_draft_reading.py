@@ -29,3 +29,52 @@ def test_counting_on_the_draft_agrees_with_mostly_symbols(draft: str) -> None:
             n = end - start
             got = n >= 12 and counts.count(1, start, end) * 2 > n
             assert got == mostly_symbols(draft[start:end]), (start, end)
+
+
+_WORDS = st.sampled_from(
+    [
+        "The deploy went out",
+        "at 14:02.",
+        "der",
+        "die",
+        "und",
+        "ist",
+        "Der2",
+        "x_die",
+        "la",
+        "est",
+        "Les",
+        "ä",
+        "#|*&^%$~{}",
+        "[[1]]",
+        "and the pool",
+        "because",
+        "may",
+        "\n\n",
+        "\n```\n",
+        "\n- ",
+        ". ",
+        " ",
+    ]
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_WORDS, max_size=40).map(" ".join))
+def test_the_first_pass_finds_the_units_unsupported_finds(draft: str) -> None:
+    """Where no unit holds a function word of another language, the first pass counts
+    symbols instead of asking each unit (in this draft or in one made only of these
+    units); it must find the same units as asking each."""
+    from trustgate.verifiers.drafts import _triggers
+    from trustgate.verifiers.drafts._reading import _first_pass
+    from trustgate.verifiers.drafts._text import unsupported
+    from trustgate.verifiers.drafts.segment import units
+
+    found = units(draft, code=False)
+    form = _triggers.scan_form(draft)
+    if form is None:
+        return
+    keys = _triggers.causal().keys | _triggers.hedge().keys
+    cited: list[tuple[str, ...]] = [()] * len(found)
+    _, unreadable = _first_pass(draft, found, _triggers.word_form(form), cited, keys, keys)
+    assert unreadable == {i for i, (s, e, _, _) in enumerate(found) if unsupported(draft[s:e])}

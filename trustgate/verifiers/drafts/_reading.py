@@ -18,8 +18,11 @@ no verdict (``tests/test_draft_equivalence.py`` compares with reading every unit
 from __future__ import annotations
 
 import functools
+import re
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 
 from trustgate.evidence.record import Record
 from trustgate.verifiers.drafts import _markers, _triggers
@@ -87,6 +90,74 @@ def _as_bytes(keys: frozenset[str]) -> frozenset[bytes]:
     return frozenset(k.encode("ascii") for k in keys)
 
 
+def _first_pass(
+    draft: str,
+    found_units: list[Unit],
+    wform: str,
+    cited: list[tuple[str, ...]],
+    any_key: frozenset[str],
+    cited_key: frozenset[str],
+) -> tuple[list[int], set[int]]:
+    """For the shipped rules, one tight pass over every unit: the units holding a key
+    word of a side that could object to them (a cited unit is never the causal
+    side's), and the units the rules cannot read.
+
+    The word form is ASCII, so it is split as bytes (cheaper than ``str.split``), and
+    the words seen make the draft's vocabulary: an ASCII draft none of whose units
+    holds a function word of another language is unreadable only where it is mostly
+    symbols (:func:`~trustgate.verifiers.drafts._text.symbols_only_matter`, asked of
+    each distinct word rather than of the whole draft's text again), counted on the
+    draft's bytes. Otherwise every unit is asked :func:`_unsupported`.
+    """
+    wbytes = wform.encode("ascii")
+    keysets = (_as_bytes(any_key), _as_bytes(cited_key))
+    ascii_draft = draft.isascii()
+    symbols = draft.encode("ascii").translate(_unreadable()) if ascii_draft else b""
+    seen: list[list[bytes]] = []
+    add_words = seen.append
+    keyed: list[int] = []
+    counted: list[int] = []
+    for i, (s, e, _, _) in enumerate(found_units):
+        if ascii_draft and e - s >= 12 and symbols.count(1, s, e) * 2 > e - s:
+            counted.append(i)
+        words = wbytes[s:e].split()
+        if not keysets[bool(cited[i])].isdisjoint(words):  # hashes each word, once
+            keyed.append(i)
+        add_words(words)
+    if ascii_draft and _plain_vocabulary(set(chain.from_iterable(seen))):
+        return keyed, set(counted)
+    return keyed, _unreadable_units(draft, found_units, ask_all=True)
+
+
+_DIGITS = re.compile(rb"[0-9]+")
+
+
+def _plain_vocabulary(vocabulary: set[bytes]) -> bool:
+    """Whether no word of the units (letters and digits, lower case) holds a function
+    word of another language, as :func:`symbols_only_matter` reads words: runs of
+    letters."""
+    runs: set[str] = set()
+    for word in vocabulary:
+        if word.isalpha():
+            runs.add(word.decode("ascii"))
+        else:
+            runs.update(run.decode("ascii") for run in _DIGITS.split(word) if run)
+    return all(map(symbols_only_matter, runs))
+
+
+def _unreadable_units(draft: str, found_units: list[Unit], ask_all: bool = False) -> set[int]:
+    """The units the rules cannot read: counted on the draft's bytes where only
+    symbols matter (:func:`symbols_only_matter`), otherwise each unit asked."""
+    if not ask_all and symbols_only_matter(draft):
+        symbols = draft.encode("ascii").translate(_unreadable())
+        return {
+            i
+            for i, (s, e, _, _) in enumerate(found_units)
+            if e - s >= 12 and symbols.count(1, s, e) * 2 > e - s
+        }
+    return {i for i, (s, e, _, _) in enumerate(found_units) if _unsupported(draft[s:e])}
+
+
 def read(
     draft: str, rec: Record, ruleset: tuple[SentenceRule, ...], strict: bool, exhaustive: bool
 ) -> Reading:
@@ -144,33 +215,22 @@ def read(
     cited_key: frozenset[str] = frozenset().union(
         *(side.keys for side in sides if side is not None and side is not causal)
     )
-    # The skip test splits bytes (the word form is ASCII): cheaper than str.split.
-    wbytes = wform.encode("ascii")
-    any_bytes, cited_bytes = _as_bytes(any_key), _as_bytes(cited_key)
-    # An ASCII draft with no function word of another language is unreadable only
-    # where it is mostly symbols: counted on the whole draft's bytes at once.
-    symbols = draft.encode("ascii").translate(_unreadable()) if symbols_only_matter(draft) else None
+    unreadable: set[int]
+    visit: Iterable[int]
+    if quick:
+        visit, unreadable = _first_pass(draft, found_units, wform, cited, any_key, cited_key)
+        visit = sorted({*visit, *unreadable, *joins, *(i for i in folded if i >= 0)})
+    else:
+        visit = range(len(found_units))
+        unreadable = _unreadable_units(draft, found_units)
     unsupported = reading.unsupported
-    text: str | None
-    for i, (s, e, kind, _) in enumerate(found_units):
-        text = None
-        if symbols is not None:
-            unreadable = e - s >= 12 and symbols.count(1, s, e) * 2 > e - s
-        else:
-            text = draft[s:e]
-            unreadable = _unsupported(text)
-        if unreadable:
+    for i in visit:
+        s, e, kind, _ = found_units[i]
+        if i in unreadable:
             if strict:
                 reasons[i] = [(UNSUPPORTED, UNSUPPORTED.reason)]
                 continue
             unsupported.append(i)
-        if (
-            quick
-            and i not in folded
-            and i not in joins
-            and (cited_bytes if cited[i] else any_bytes).isdisjoint(wbytes[s:e].split())
-        ):
-            continue  # no key word of any side that could object: none can fire
         is_marked = i in marked
         todo: list[SentenceRule] = []
         uform: str | None = None
@@ -205,8 +265,7 @@ def read(
             todo.append(rule)
         if not todo:
             continue
-        if text is None:
-            text = draft[s:e]
+        text = draft[s:e]
         view = DraftSentence(
             text=text,
             plain=_markers.MARKER.sub("", text) if is_marked else text,
