@@ -26,13 +26,14 @@ kept, so it can add deletions and never undo one.
 
 from __future__ import annotations
 
+import functools
 import gc
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, field_serializer
 
 from trustgate._findings import Finding
 from trustgate.errors import ConfigurationError, InputError
@@ -220,6 +221,10 @@ class DraftVerdict(BaseModel):
     judge: JudgeSummary | None = None
     """What the sentence judge did, when one was asked (``verify_draft(judge=...)``)."""
 
+    @field_serializer("kept", mode="wrap")
+    def _kept_as_tuple(self, value: Any, handler: SerializerFunctionWrapHandler) -> Any:
+        return handler(value.value() if type(value) is _LazyKept else value)
+
     def _repr_html_(self) -> str:
         from trustgate._render import draft_verdict_html
 
@@ -279,6 +284,74 @@ class DraftVerdict(BaseModel):
                 )
             )
         return out
+
+
+class _LazyKept:
+    """A verdict's kept sentences while they are still spans of the draft.
+
+    A 1 MB draft keeps about 16,000 sentences, and building a :class:`KeptSentence`
+    for each cost as much as reading them, while a gate never looks at them (it
+    reads the text, the removals and the invalid markers). So a verdict holds this
+    until ``verdict.kept`` is read: :class:`_KeptOnRead` then builds the tuple once
+    and puts it in the verdict's place. Whatever reads the verdict's fields without
+    ``verdict.kept`` (serialising, comparing, hashing, copying, pickling) sees this
+    instead, and it answers as the tuple would.
+    """
+
+    __slots__ = ("_build", "_value")
+
+    def __init__(self, build: Callable[[], tuple[KeptSentence, ...]]) -> None:
+        self._build: Callable[[], tuple[KeptSentence, ...]] | None = build
+        self._value: tuple[KeptSentence, ...] | None = None
+
+    def value(self) -> tuple[KeptSentence, ...]:
+        if self._value is None:
+            build = self._build
+            assert build is not None
+            self._value = _gcless(build)
+            self._build = None  # let the draft's spans go
+        return self._value
+
+    def __iter__(self) -> Iterator[KeptSentence]:
+        return iter(self.value())
+
+    def __len__(self) -> int:
+        return len(self.value())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.value()[index]
+
+    def __eq__(self, other: object) -> bool:
+        return self.value() == (other.value() if isinstance(other, _LazyKept) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.value())
+
+    def __repr__(self) -> str:
+        return repr(self.value())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (self.value(),))  # a pickle or a deep copy holds the tuple
+
+
+class _KeptOnRead:
+    """``DraftVerdict.kept``: the tuple, built from :class:`_LazyKept` on first read."""
+
+    def __get__(self, obj: DraftVerdict | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__["kept"]
+        if type(value) is _LazyKept:
+            value = obj.__dict__["kept"] = value.value()
+        return value
+
+    def __set__(self, obj: DraftVerdict, value: Any) -> None:
+        obj.__dict__["kept"] = value  # a frozen model refuses before this is reached
+
+
+# A data descriptor outranks the instance's __dict__, where pydantic keeps the field
+# (the field stays declared as a tuple for validation, schema and serialisation).
+setattr(DraftVerdict, "kept", _KeptOnRead())  # noqa: B010 (mypy: the field's type)
 
 
 def _excerpt(text: str, limit: int = 80) -> str:
@@ -595,24 +668,9 @@ def _assemble(
     for g, spec in enumerate(gaps_spec):
         edits.append((spec[0], spec[1], spec[2], g))
     fixes = reading.found.edits
-    if reasons or fixes:
-        kept: list[KeptSentence] = []
-        for i, (s, e, kind, _) in enumerate(units):
-            if i in reasons:
-                continue
-            fix = fixes.get(i)
-            if fix is None:
-                kept.append(KeptSentence(draft[s:e], s, e, kind, cited[i]))
-                continue
-            for fs, fe, rep in fix:
-                edits.append((fs, fe, rep, -1))
-            text = _apply(draft[s:e], [(fs - s, fe - s, r) for fs, fe, r in fix])
-            kept.append(KeptSentence(text, s, e, kind, cited[i]))
-    else:  # nothing deleted, nothing rewritten: every unit stands as written
-        kept = [
-            KeptSentence(draft[s:e], s, e, kind, c)
-            for (s, e, kind, _), c in zip(units, cited, strict=True)
-        ]
+    for i, fix in fixes.items():
+        if i not in reasons:
+            edits.extend((fs, fe, rep, -1) for fs, fe, rep in fix)
     edits.sort(key=lambda e: e[0])
     pieces: list[str] = []
     gaps: list[Gap] = []
@@ -641,7 +699,7 @@ def _assemble(
     pieces.append(draft[pos:])
     return DraftVerdict.model_construct(
         text="".join(pieces),
-        kept=tuple(kept),
+        kept=_LazyKept(functools.partial(_kept, reading)),  # type: ignore[arg-type]
         removed=tuple(removed),
         gaps=tuple(gaps),
         invalid_citations=tuple(_invalid(c) for c in reading.found.invalid),
@@ -654,6 +712,29 @@ def _assemble(
         ),
         judge=judged,
     )
+
+
+def _kept(reading: Reading) -> tuple[KeptSentence, ...]:
+    """Every unit the verdict keeps, as it reads in the output."""
+    draft, units, reasons = reading.draft, reading.units, reading.reasons
+    cited, fixes = reading.found.cited, reading.found.edits
+    if not reasons and not fixes:  # nothing deleted, nothing rewritten: as written
+        return tuple(
+            [
+                KeptSentence(draft[s:e], s, e, kind, c)
+                for (s, e, kind, _), c in zip(units, cited, strict=True)
+            ]
+        )
+    kept: list[KeptSentence] = []
+    for i, (s, e, kind, _) in enumerate(units):
+        if i in reasons:
+            continue
+        fix = fixes.get(i)
+        text = draft[s:e]
+        if fix is not None:
+            text = _apply(text, [(fs - s, fe - s, r) for fs, fe, r in fix])
+        kept.append(KeptSentence(text, s, e, kind, cited[i]))
+    return tuple(kept)
 
 
 def _invalid(c: _markers.Invalid) -> InvalidCitation:
