@@ -175,15 +175,20 @@ _ABBREVIATION = re.compile(
 def _maybe_abbreviation() -> str:
     """Look-behinds that hold at every full stop :func:`_split` may pass over: after a
     dot or an ellipsis, before a dot, or where :data:`_ABBREVIATION` could end (after
-    a letter: a listed word in the same case-insensitive match, one look-behind per
-    length as each must be of fixed width; ``x.y``; one capital). A superset on
-    purpose (the character before the word is not checked): the exact test runs on
-    these only, and a full stop after a figure or a long word skips it."""
+    a letter: a listed word in the same case-insensitive match, after what may stand
+    before one, one look-behind per length as each must be of fixed width; ``x.y``;
+    one capital; or so near the start of the text that nothing stands before it). A
+    superset on purpose: the exact test runs on these only."""
+    opener = "[\\s(\\[{\"'“‘*_]"  # what _ABBREVIATION lets stand before a word
     by_length: dict[int, list[str]] = {}
     for word in _NEVER_END:
         by_length.setdefault(len(word), []).append(re.escape(word))
-    words = [rf"(?<=(?i:{'|'.join(sorted(group))})\.)" for _, group in sorted(by_length.items())]
-    after_letter = "|".join([r"(?<=[a-z]\.[a-z]\.)", r"(?<=[A-Z]\.)", *words])
+    words = [
+        rf"(?<={opener}(?i:{'|'.join(sorted(group))})\.)" for _, group in sorted(by_length.items())
+    ]
+    after_letter = "|".join(
+        [r"(?<=[a-z]\.[a-z]\.)", rf"(?<={opener}[A-Z]\.)", *words, r"(?<![\s\S]{9})"]
+    )
     return rf"(?<=[.…]\.)|(?=\.)|(?<=[^\W\d_]\.)(?:{after_letter})"
 
 
