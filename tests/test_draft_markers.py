@@ -29,7 +29,7 @@ def _each_alone(draft: str) -> _markers.Found:
         raw = draft[s:e]
         if "[[" in raw:
             found.marked.add(i)
-            _markers._alone(found, i, raw, s, RECORD.lines)
+            _markers._alone(found, i, raw, s, RECORD.lines, {})
     return found
 
 

@@ -36,17 +36,11 @@ _MARKER_RUN = re.compile(r"(?:\[\[[^\[\]\n]*\]\])+")
 Edit = tuple[int, int, str]
 
 
-@dataclass(frozen=True, slots=True)
-class Invalid:
-    """A marker that is not evidence, as :class:`~trustgate.drafts.InvalidCitation`
-    reports it (``id`` empty and ``fix`` ``None`` for an unclosed ``[[``)."""
-
-    id: str
-    marker: str
-    sentence: str
-    start: int
-    malformed: bool = False
-    fix: Edit | None = None
+Invalid = tuple[str, str, str, int, bool, Edit | None]
+"""A marker that is not evidence, as :class:`~trustgate.drafts.InvalidCitation`
+reports it: ``(id, marker, sentence, start, malformed, fix)`` (``id`` empty and ``fix``
+``None`` for an unclosed ``[[``). A plain tuple: an adversarial draft has one for
+every ``[[`` it holds."""
 
 
 @dataclass(slots=True)
@@ -139,7 +133,7 @@ def read(
             raw = draft[s:e]
             if "[[" in raw:
                 marked.add(i)
-                _alone(found, i, raw, s, lines)
+                _alone(found, i, raw, s, lines, cache)
             else:
                 marked.discard(i)
         else:
@@ -151,20 +145,16 @@ def read(
 def _holding_stray(
     draft: str, closed: list[re.Match[str]], units: Sequence[Unit], starts: Sequence[int]
 ) -> set[int]:
-    """Units holding a ``[`` that belongs to no closed marker."""
-    own: set[int] = set()
+    """Units holding a ``[`` that belongs to none of their own closed markers: more
+    than two for each marker inside them (counted in C, unit by unit)."""
+    held: dict[int, int] = {}
     for m in closed:
-        own.add(m.start())
-        own.add(m.start() + 1)
-    out: set[int] = set()
-    p = draft.find("[")
-    while p >= 0:
-        if p not in own:
-            i = bisect_right(starts, p) - 1
-            if i >= 0 and p < units[i][1]:
-                out.add(i)
-        p = draft.find("[", p + 1)
-    return out
+        s, e = m.span()
+        i = bisect_right(starts, s) - 1
+        if i >= 0 and e <= units[i][1]:
+            held[i] = held.get(i, 0) + 2
+    count = draft.count
+    return {i for i, (s, e, _, _) in enumerate(units) if count("[", s, e) != held.get(i, 0)}
 
 
 def _ids(content: str, lines: Mapping[str, str]) -> tuple[list[str], list[str]]:
@@ -215,7 +205,7 @@ def _inside(
         sentence = draft[start:end]
         for b in bad:
             bad_ids.append(b)
-            found.invalid.append(Invalid(b, m.group(), sentence, s, fix=edit))
+            found.invalid.append((b, m.group(), sentence, s, False, edit))
     if _joined(draft, start, end, run_start, run_end):
         joins = True
     if joins:
@@ -232,7 +222,14 @@ def _joined(draft: str, start: int, end: int, s: int, e: int) -> bool:
     return s > start and e < end and not draft[s - 1].isspace() and not draft[e].isspace()
 
 
-def _alone(found: Found, i: int, raw: str, base: int, lines: Mapping[str, str]) -> None:
+def _alone(
+    found: Found,
+    i: int,
+    raw: str,
+    base: int,
+    lines: Mapping[str, str],
+    cache: dict[str, tuple[list[str], list[str]]],
+) -> None:
     """Parse the markers of one unit's text ``raw`` (at ``base`` in the draft)."""
     joins = False
     for m in _MARKER_RUN.finditer(raw):
@@ -248,7 +245,11 @@ def _alone(found: Found, i: int, raw: str, base: int, lines: Mapping[str, str]) 
     edits: list[Edit] = []
     for m in MARKER.finditer(raw):
         closed.append(m.span())
-        good, bad = _ids(m.group(1), lines)
+        content = m.group(1)
+        parsed = cache.get(content)
+        if parsed is None:
+            parsed = cache[content] = _ids(content, lines)
+        good, bad = parsed
         for g in good:
             if g not in cited:
                 cited.append(g)
@@ -263,7 +264,7 @@ def _alone(found: Found, i: int, raw: str, base: int, lines: Mapping[str, str]) 
         edits.append(edit)
         for b in bad:
             bad_ids.append(b)
-            found.invalid.append(Invalid(b, m.group(), raw, base + m.start(), fix=edit))
+            found.invalid.append((b, m.group(), raw, base + m.start(), False, edit))
     if bad_ids:
         found.bad[i] = bad_ids
         found.edits[i] = edits
@@ -275,4 +276,4 @@ def _alone(found: Found, i: int, raw: str, base: int, lines: Mapping[str, str]) 
         k = bisect_right(opened, o.start()) - 1
         if not (k >= 0 and o.start() < closed[k][1]):
             frag = raw[o.start() : o.start() + 24].split("\n", 1)[0]
-            found.invalid.append(Invalid("", frag, raw, base + o.start(), malformed=True))
+            found.invalid.append(("", frag, raw, base + o.start(), True, None))

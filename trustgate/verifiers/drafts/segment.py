@@ -118,6 +118,7 @@ _END = re.compile(_END_BODY + rf"(?:(?=\s*\Z|{_STARTS})|{_GLUED})")
 # the list of abbreviations), so only those are looked at again in Python.
 _END_REGION: re.Pattern[str]
 _HEAD = re.compile(r"\s*")
+_NON_SPACE = re.compile(r"\S")
 
 # Abbreviations that are followed by a name or a number, so they never end a sentence,
 # and initialisms (e.g, i.e, a single capital: "J. Doe").
@@ -397,6 +398,8 @@ def _prose(text: str, start: int, end: int, block: int, out: list[Unit]) -> int:
 
     One pass of :data:`_END_REGION` finds every sentence end of the region; each
     paragraph, item or quote then takes its own from that list in order."""
+    if _NON_SPACE.search(text, start, end) is None:
+        return block  # nothing but space between two code blocks
     ends = list(_END_REGION.finditer(text, start, end))
     struct = [m.start() + 1 for m in _STRUCT_AFTER_BREAK.finditer(text, start, end)]
     if _STRUCT.match(text, start, end) is not None:

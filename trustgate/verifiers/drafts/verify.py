@@ -738,11 +738,12 @@ def _kept(reading: Reading) -> tuple[KeptSentence, ...]:
 
 
 def _invalid(c: _markers.Invalid) -> InvalidCitation:
-    if c.malformed:
+    id_, marker, sentence, start, malformed, fix = c
+    if malformed:
         return InvalidCitation(
-            id=c.id, marker=c.marker, sentence=c.sentence, start=c.start, malformed=True
+            id=id_, marker=marker, sentence=sentence, start=start, malformed=True
         )
-    return InvalidCitation(id=c.id, marker=c.marker, sentence=c.sentence, start=c.start, fix=c.fix)
+    return InvalidCitation(id=id_, marker=marker, sentence=sentence, start=start, fix=fix)
 
 
 def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
