@@ -20,7 +20,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import count, repeat
 from operator import itemgetter
 
 from trustgate.verifiers.drafts.segment import Unit
@@ -73,45 +73,47 @@ def read(
     cited = found.cited
     marked = found.marked
     joins = found.joins
-    # A unit's first marker whose ids the record all has is read here (nearly every
-    # marker of an honest draft); a unit with more markers, an invalid id, or one to
-    # be read on its own text is read again below, in the order of the units.
+    # A unit whose markers' ids the record all has is read here (nearly every unit of
+    # an honest draft); a unit with an invalid id, or one to be read on its own text,
+    # is read again below, in the order of the units.
     pending: dict[int, list[re.Match[str]]] = {}
     alone: set[int] = set()  # units read on their own text
     valid: dict[str, tuple[str, ...] | bool] = {}  # marker ids -> all valid, or False
-    last = -1
-    last_marker: re.Match[str] | None = None
+    last = first = -1  # the unit of the last marker held, and that unit's first marker
+    run_unit = run_start = run_end = -1  # the run of adjacent markers being read
     ends = list(map(itemgetter(1), units))
     spans = list(map(re.Match.span, closed))
     where = map(bisect_right, repeat(starts), map(itemgetter(0), spans))
     contents = map(re.Match.group, closed, repeat(1))
-    for m, (s, e), after, content in zip(closed, spans, where, contents, strict=True):
+    for k, (s, e), after, content in zip(count(), spans, where, contents):
         i = after - 1
         if i >= 0 and e <= ends[i]:
-            if i == last:  # another marker of the same unit
-                got = pending.get(i)
-                if got is None:
-                    pending[i] = [last_marker, m]  # type: ignore[list-item]
-                else:
-                    got.append(m)
-                continue
-            last, last_marker = i, m
+            if s != run_end or i != run_unit:  # a run ends: removing it may join words
+                if not draft[run_start - 1].isspace() and run_unit >= 0:
+                    u_start, u_end = starts[run_unit], ends[run_unit]
+                    if _joined(draft, u_start, u_end, run_start, run_end):
+                        joins.add(run_unit)
+                run_unit, run_start = i, s
+            run_end = e
             ids = valid.get(content)
             if ids is None:
                 good, bad = _ids(content, lines)
                 ids = valid[content] = False if bad else tuple(dict.fromkeys(good))
+            if i == last:  # another marker of the same unit
+                got = pending.get(i)
+                if got is not None:
+                    got.append(closed[k])
+                elif ids is False:
+                    pending[i] = closed[first : k + 1]
+                else:
+                    cited[i] = tuple(dict.fromkeys((*cited[i], *ids)))  # type: ignore[misc]
+                continue
+            last, first = i, k
             if ids is False:
-                pending[i] = [m]
+                pending[i] = [closed[k]]
                 continue
             cited[i] = ids  # type: ignore[assignment]
             marked.add(i)
-            if (
-                not draft[s - 1].isspace()
-                and s > starts[i]
-                and e < ends[i]
-                and not draft[e].isspace()
-            ):
-                joins.add(i)
             continue
         # a marker outside every unit (code, structure) or reaching across units
         if i >= 0 and s < units[i][1]:
@@ -120,6 +122,8 @@ def read(
         while j < n and starts[j] < e:
             alone.add(j)
             j += 1
+    if run_unit >= 0 and _joined(draft, starts[run_unit], ends[run_unit], run_start, run_end):
+        joins.add(run_unit)
     if draft.count("[") != 2 * len(closed):
         alone.update(_holding_stray(draft, closed, units, starts))
     if not pending and not alone:
