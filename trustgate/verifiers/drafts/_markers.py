@@ -77,7 +77,13 @@ def read(
     # an honest draft); a unit with an invalid id, or one to be read on its own text,
     # is read again below, in the order of the units.
     pending: dict[int, list[re.Match[str]]] = {}
-    alone: set[int] = set()  # units read on their own text
+    # units read on their own text: holding a bracket no marker of theirs holds (found
+    # first, so the loop below passes over their markers), or a marker reaching in
+    alone = (
+        _holding_stray(draft, closed, units, starts)
+        if draft.count("[") != 2 * len(closed)
+        else set()
+    )
     valid: dict[str, tuple[str, ...] | bool] = {}  # marker ids -> all valid, or False
     last = first = -1  # the unit of the last marker held, and that unit's first marker
     run_unit = run_start = run_end = -1  # the run of adjacent markers being read
@@ -88,6 +94,8 @@ def read(
     for k, (s, e), after, content in zip(count(), spans, where, contents):
         i = after - 1
         if i >= 0 and e <= ends[i]:
+            if i in alone:
+                continue
             if s != run_end or i != run_unit:  # a run ends: removing it may join words
                 if not draft[run_start - 1].isspace() and run_unit >= 0:
                     u_start, u_end = starts[run_unit], ends[run_unit]
@@ -124,8 +132,6 @@ def read(
             j += 1
     if run_unit >= 0 and _joined(draft, starts[run_unit], ends[run_unit], run_start, run_end):
         joins.add(run_unit)
-    if draft.count("[") != 2 * len(closed):
-        alone.update(_holding_stray(draft, closed, units, starts))
     if not pending and not alone:
         return found
     cache: dict[str, tuple[list[str], list[str]]] = {}
