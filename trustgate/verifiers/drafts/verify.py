@@ -26,33 +26,25 @@ kept, so it can add deletions and never undo one.
 
 from __future__ import annotations
 
+import functools
 import gc
 import re
-from bisect import bisect_right
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, field_serializer
 
 from trustgate._findings import Finding
 from trustgate.errors import ConfigurationError, InputError
 from trustgate.evidence.record import Record
-from trustgate.verifiers.drafts import _judging, _triggers
+from trustgate.verifiers.drafts import _judging, _markers, _reading
 from trustgate.verifiers.drafts import judge as _judge
-from trustgate.verifiers.drafts._text import mostly_symbols, symbols_only_matter
-from trustgate.verifiers.drafts._text import unsupported as _unsupported
+from trustgate.verifiers.drafts._reading import Reading
 from trustgate.verifiers.drafts.gaps import GAP_LABEL, gap_question, testimony_text
 from trustgate.verifiers.drafts.judge import JudgeSummary, SentenceJudge
-from trustgate.verifiers.drafts.rules import (
-    DEFAULT_RULES,
-    DraftSentence,
-    SentenceRule,
-    _ConstructionRule,
-    document_form,
-    normalise,
-)
-from trustgate.verifiers.drafts.segment import Span, spans
+from trustgate.verifiers.drafts.rules import DEFAULT_RULES, DraftSentence, SentenceRule
+from trustgate.verifiers.drafts.segment import Unit
 
 __all__ = [
     "MAX_DRAFT_CHARS",
@@ -72,23 +64,12 @@ VERIFIER = "draft"
 MAX_DRAFT_CHARS = 32 * 1024 * 1024
 """Drafts longer than this (in characters) are refused rather than half-checked."""
 
-_MARKER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
-_OPEN = re.compile(r"\[\[")
-_SPACE_BEFORE = re.compile(r"[ \t]+\Z")
-_MARKER_RUN = re.compile(r"(?:\[\[[^\[\]\n]*\]\])+")
-
-
-def _joins(text: str) -> bool:
-    """Whether removing the markers of ``text`` would join two non-spaces."""
-    for m in _MARKER_RUN.finditer(text):
-        s, e = m.span()
-        if s > 0 and e < len(text) and not text[s - 1].isspace() and not text[e].isspace():
-            return True
-    return False
-
-
+_MARKER = _markers.MARKER
 _EXHAUSTIVE = False
 """Read every sentence with the shipped rules, skipping none (tests compare the two)."""
+
+
+_SET = object.__setattr__
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +88,17 @@ class KeptSentence:
     kind: str
     cited: tuple[str, ...] = ()
     """Valid record ids it cites."""
+
+    def __init__(
+        self, text: str, start: int, end: int, kind: str, cited: tuple[str, ...] = ()
+    ) -> None:
+        # the __init__ dataclass writes, less its attribute look-ups: a long draft
+        # keeps tens of thousands of these
+        _SET(self, "text", text)
+        _SET(self, "start", start)
+        _SET(self, "end", end)
+        _SET(self, "kind", kind)
+        _SET(self, "cited", cited)
 
 
 class Removal(BaseModel):
@@ -229,6 +221,10 @@ class DraftVerdict(BaseModel):
     judge: JudgeSummary | None = None
     """What the sentence judge did, when one was asked (``verify_draft(judge=...)``)."""
 
+    @field_serializer("kept", mode="wrap")
+    def _kept_as_tuple(self, value: Any, handler: SerializerFunctionWrapHandler) -> Any:
+        return handler(value.value() if type(value) is _LazyKept else value)
+
     def _repr_html_(self) -> str:
         from trustgate._render import draft_verdict_html
 
@@ -290,6 +286,74 @@ class DraftVerdict(BaseModel):
         return out
 
 
+class _LazyKept:
+    """A verdict's kept sentences while they are still spans of the draft.
+
+    A 1 MB draft keeps about 16,000 sentences, and building a :class:`KeptSentence`
+    for each cost as much as reading them, while a gate never looks at them (it
+    reads the text, the removals and the invalid markers). So a verdict holds this
+    until ``verdict.kept`` is read: :class:`_KeptOnRead` then builds the tuple once
+    and puts it in the verdict's place. Whatever reads the verdict's fields without
+    ``verdict.kept`` (serialising, comparing, hashing, copying, pickling) sees this
+    instead, and it answers as the tuple would.
+    """
+
+    __slots__ = ("_build", "_value")
+
+    def __init__(self, build: Callable[[], tuple[KeptSentence, ...]]) -> None:
+        self._build: Callable[[], tuple[KeptSentence, ...]] | None = build
+        self._value: tuple[KeptSentence, ...] | None = None
+
+    def value(self) -> tuple[KeptSentence, ...]:
+        if self._value is None:
+            build = self._build
+            assert build is not None
+            self._value = _gcless(build)
+            self._build = None  # let the draft's spans go
+        return self._value
+
+    def __iter__(self) -> Iterator[KeptSentence]:
+        return iter(self.value())
+
+    def __len__(self) -> int:
+        return len(self.value())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.value()[index]
+
+    def __eq__(self, other: object) -> bool:
+        return self.value() == (other.value() if isinstance(other, _LazyKept) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.value())
+
+    def __repr__(self) -> str:
+        return repr(self.value())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (self.value(),))  # a pickle or a deep copy holds the tuple
+
+
+class _KeptOnRead:
+    """``DraftVerdict.kept``: the tuple, built from :class:`_LazyKept` on first read."""
+
+    def __get__(self, obj: DraftVerdict | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__["kept"]
+        if type(value) is _LazyKept:
+            value = obj.__dict__["kept"] = value.value()
+        return value
+
+    def __set__(self, obj: DraftVerdict, value: Any) -> None:
+        obj.__dict__["kept"] = value  # a frozen model refuses before this is reached
+
+
+# A data descriptor outranks the instance's __dict__, where pydantic keeps the field
+# (the field stays declared as a tuple for validation, schema and serialisation).
+setattr(DraftVerdict, "kept", _KeptOnRead())  # noqa: B010 (mypy: the field's type)
+
+
 def _excerpt(text: str, limit: int = 80) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -313,104 +377,6 @@ def _check_rules(rules: Any) -> tuple[SentenceRule, ...]:
         if not isinstance(rule, SentenceRule):
             raise ConfigurationError(f"not a SentenceRule: {rule!r}")
     return out
-
-
-class _UnsupportedRule(SentenceRule):
-    """Names the removal of a sentence ``strict`` mode could not read."""
-
-    name = "unsupported"
-    code = "unsupported_text"
-    reason = (
-        "the rules cannot read this sentence (another language or mostly symbols): "
-        "unverifiable, deleted in strict mode"
-    )
-
-    def check(self, sentence: DraftSentence) -> str | None:
-        return self.reason if _unsupported(sentence.text) else None
-
-
-_UNSUPPORTED = _UnsupportedRule()
-
-
-class _Unit:
-    """Working state for one non-code segment."""
-
-    __slots__ = ("bad", "cited", "edits", "joins", "reasons", "seg", "text")
-
-    def __init__(self, seg: Span, text: str) -> None:
-        # empty tuples until something is found: a long draft has tens of thousands
-        # of units, and three lists each kept the garbage collector busy
-        self.seg = seg
-        self.text = text
-        self.cited: tuple[str, ...] = ()
-        self.bad: Sequence[str] = ()  # cited ids the record does not have
-        self.edits: Sequence[tuple[int, int, str]] = ()  # marker rewrites, draft offsets
-        self.reasons: Sequence[tuple[SentenceRule, str]] = ()
-        self.joins = False  # removing its markers would join two non-spaces
-
-
-def _citations(
-    unit: _Unit, lines: Mapping[str, str], invalid: list[InvalidCitation]
-) -> tuple[str, ...]:
-    """Parse the unit's markers: valid ids, and the rewrites that drop invalid ones."""
-    raw = unit.text
-    if raw.count("[") == 2 and raw.count("]") == 2:
-        # the common case: one marker, every id a line the record has
-        m = _MARKER.search(raw)
-        if m is not None:
-            ids = [part.strip() for part in m.group(1).split(",")]
-            if all(i and i in lines for i in ids):
-                s, e = m.span()
-                unit.joins = (
-                    s > 0 and e < len(raw) and not raw[s - 1].isspace() and not raw[e].isspace()
-                )
-                return tuple(dict.fromkeys(ids))
-    unit.joins = _joins(raw)
-    base = unit.seg.start
-    cited: list[str] = []
-    closed: list[tuple[int, int]] = []
-    bad_ids: list[str] = []
-    edits: list[tuple[int, int, str]] = []
-    for m in _MARKER.finditer(raw):
-        closed.append(m.span())
-        ids = [part.strip() for part in m.group(1).split(",")]
-        good = [i for i in ids if i and i in lines]
-        bad = [i for i in ids if not (i and i in lines)]
-        for i in good:
-            if i not in cited:
-                cited.append(i)
-        if not bad:
-            continue
-        if good:
-            edit = (base + m.start(), base + m.end(), "[[" + ", ".join(good) + "]]")
-        else:
-            lead = _SPACE_BEFORE.search(raw, 0, m.start())
-            start = lead.start() if lead is not None else m.start()
-            edit = (base + start, base + m.end(), "")
-        edits.append(edit)
-        for i in bad:
-            bad_ids.append(i)
-            invalid.append(
-                InvalidCitation(
-                    id=i, marker=m.group(), sentence=raw, start=base + m.start(), fix=edit
-                )
-            )
-    if bad_ids:
-        unit.bad = bad_ids
-        unit.edits = edits
-    if raw.count("[") == 2 * len(closed):
-        return tuple(cited)  # every bracket belongs to a closed marker: nothing malformed
-    starts = [s for s, _ in closed]  # closed markers never overlap: one bisect each
-    for o in _OPEN.finditer(raw):
-        k = bisect_right(starts, o.start()) - 1
-        if not (k >= 0 and o.start() < closed[k][1]):
-            frag = raw[o.start() : o.start() + 24].split("\n", 1)[0]
-            invalid.append(
-                InvalidCitation(
-                    id="", marker=frag, sentence=raw, start=base + o.start(), malformed=True
-                )
-            )
-    return tuple(cited)
 
 
 def _gap_block(draft: str, start: int, end: int, kind: str, question: str) -> tuple[int, int, str]:
@@ -486,12 +452,10 @@ def verify_draft(
     rec, ruleset, who = _prepare(draft, record, rules, max_chars, judge)
     if who is None:
         return _gcless(lambda: _verify(draft, rec, ruleset, strict))
-    units, invalid, unsupported = _gcless(lambda: _read(draft, rec, ruleset, strict))
-    where, texts = _to_judge(units)
+    reading = _gcless(lambda: _read(draft, rec, ruleset, strict))
+    where, texts = _to_judge(reading)
     outcome = _judging.run(who, texts)
-    return _gcless(
-        lambda: _assemble(draft, units, invalid, unsupported, *_judged(units, where, outcome))
-    )
+    return _gcless(lambda: _assemble(reading, *_judged(reading, where, outcome)))
 
 
 async def averify_draft(
@@ -522,15 +486,13 @@ async def averify_draft(
             lambda: _gcless(lambda: _verify(draft, rec, ruleset, strict)), _RULES_LIMIT
         )
         return verdict
-    units, invalid, unsupported = await _executor.run_async(
+    reading: Reading = await _executor.run_async(
         lambda: _gcless(lambda: _read(draft, rec, ruleset, strict)), _RULES_LIMIT
     )
-    where, texts = _to_judge(units)
+    where, texts = _to_judge(reading)
     outcome = await _judging.arun(who, texts)
     done: DraftVerdict = await _executor.run_async(
-        lambda: _gcless(
-            lambda: _assemble(draft, units, invalid, unsupported, *_judged(units, where, outcome))
-        ),
+        lambda: _gcless(lambda: _assemble(reading, *_judged(reading, where, outcome))),
         _RULES_LIMIT,
     )
     return done
@@ -590,15 +552,17 @@ _JUDGE_CAUSAL = _JudgeRule("judge_causal")
 _JUDGE_HEDGED = _JudgeRule("judge_hedged")
 
 
-def _to_judge(units: Sequence[_Unit]) -> tuple[list[int], list[str]]:
+def _to_judge(reading: Reading) -> tuple[list[int], list[str]]:
     """The units the rules kept that hold a word, and each as the judge is shown it
     (citation markers stripped: the judge never sees the record)."""
     where: list[int] = []
     texts: list[str] = []
-    for i, unit in enumerate(units):
-        if unit.reasons:
+    reasons = reading.reasons
+    for i in range(len(reading.units)):
+        if i in reasons:
             continue
-        plain = _MARKER.sub("", unit.text) if "[[" in unit.text else unit.text
+        raw = reading.text(i)
+        plain = _MARKER.sub("", raw) if "[[" in raw else raw
         text = _judge.sentence_text(plain)
         if any(ch.isalnum() for ch in text):
             where.append(i)
@@ -607,7 +571,7 @@ def _to_judge(units: Sequence[_Unit]) -> tuple[list[int], list[str]]:
 
 
 def _judged(
-    units: Sequence[_Unit], where: Sequence[int], outcome: _judging.Outcome
+    reading: Reading, where: Sequence[int], outcome: _judging.Outcome
 ) -> tuple[dict[int, str], JudgeSummary]:
     """Apply the judge's labels: a guess is deleted, a cause is deleted unless the
     sentence cites a line of the record (the causal law the rules follow). Only kept
@@ -615,14 +579,13 @@ def _judged(
     name = outcome.summary.judge
     words: dict[int, str] = {}
     for i, judgment in zip(where, outcome.judgments, strict=True):
-        unit = units[i]
         if judgment.label == "hedged":
             rule, reason = (
                 _JUDGE_HEDGED,
                 f"the sentence judge {name!r} read a guess in \u201c{judgment.words}\u201d: "
                 "a hedge is deleted even when cited",
             )
-        elif judgment.label == "causal" and not unit.cited:
+        elif judgment.label == "causal" and not reading.found.cited[i]:
             rule, reason = (
                 _JUDGE_CAUSAL,
                 f"the sentence judge {name!r} read a cause in \u201c{judgment.words}\u201d, "
@@ -630,7 +593,7 @@ def _judged(
             )
         else:
             continue
-        unit.reasons = [(rule, reason)]
+        reading.reasons[i] = [(rule, reason)]
         words[i] = judgment.words
     return words, outcome.summary.model_copy(update={"deletions": len(words)})
 
@@ -638,138 +601,16 @@ def _judged(
 def _verify(
     draft: str, rec: Record, ruleset: tuple[SentenceRule, ...], strict: bool
 ) -> DraftVerdict:
-    units, invalid, unsupported = _read(draft, rec, ruleset, strict)
-    return _assemble(draft, units, invalid, unsupported)
+    return _assemble(_read(draft, rec, ruleset, strict))
 
 
-def _read(
-    draft: str, rec: Record, ruleset: tuple[SentenceRule, ...], strict: bool
-) -> tuple[list[_Unit], list[InvalidCitation], list[UnsupportedText]]:
+def _read(draft: str, rec: Record, ruleset: tuple[SentenceRule, ...], strict: bool) -> Reading:
     """Run the rules: every non-code unit, with the reasons it is deleted for."""
-    lines = rec.lines
-
-    invalid: list[InvalidCitation] = []
-    # fenced code passes through: never scanned, never deleted
-    units = [_Unit(seg, draft[seg.start : seg.end]) for seg in spans(draft) if seg.kind != "code"]
-    starts = [u.seg.start for u in units]
-    # The shipped rules say for each sentence whether their reading could fire at
-    # all (trustgate.verifiers.drafts._triggers); other rules that can say where to look
-    # (pattern lexicons) are only shown the sentences holding a possible match.
-    sides: list[_triggers.Side | None] = [
-        (_triggers.causal() if r._side == "causal" else _triggers.hedge())
-        if isinstance(r, _ConstructionRule) and r.lexicon is None and not _EXHAUSTIVE
-        else None
-        for r in ruleset
-    ]
-    form = _triggers.scan_form(draft) if units and any(sides) else None
-    wform = _triggers.word_form(form) if form is not None else ""
-    folded: set[int] = set()  # units holding a spelling the reading folds
-    if form is not None:
-        for p in _triggers.unstable(form):
-            folded.add(bisect_right(starts, p) - 1)
-    document = document_form(draft) if units and not all(sides) else None
-    reach: list[set[int] | None] = []
-    for rule, side in zip(ruleset, sides, strict=True):
-        where = rule.positions(document) if document is not None and side is None else None
-        if where is None:
-            reach.append(None)
-            continue
-        hit: set[int] = set()
-        for p in where:
-            i = bisect_right(starts, p) - 1
-            if i >= 0 and p < units[i].seg.end:
-                hit.add(i)
-        reach.append(hit)
-    # The shipped rules read the sentence themselves; only other rules need the
-    # normalised form, so it is built only for them.
-    needs_normalised = any(
-        not isinstance(r, _ConstructionRule) or r.lexicon is not None for r in ruleset
-    )
-    unsupported: list[UnsupportedText] = []
-    plan = list(zip(ruleset, sides, reach, strict=True))
-    causal = _triggers.causal()
-    only_shipped = all(sides)
-    any_key: frozenset[str] = frozenset().union(*(side.keys for side in sides if side is not None))
-    unreadable = mostly_symbols if units and symbols_only_matter(draft) else _unsupported
-    for i, unit in enumerate(units):
-        marked = "[[" in unit.text
-        if marked:
-            unit.cited = _citations(unit, lines, invalid)
-        if unreadable(unit.text):
-            if strict:
-                unit.reasons = [(_UNSUPPORTED, _UNSUPPORTED.reason)]
-                continue
-            unsupported.append(
-                UnsupportedText.model_construct(
-                    sentence=unit.text, start=unit.seg.start, end=unit.seg.end
-                )
-            )
-        if (
-            only_shipped
-            and form is not None
-            and i not in folded
-            and not marked
-            and any_key.isdisjoint(wform[unit.seg.start : unit.seg.end].split())
-        ):
-            continue  # no key word of any side: no reading can fire (most sentences)
-        todo: list[SentenceRule] = []
-        uform: str | None = None
-        found: list[str] | None = None
-        blind = False
-        s0 = e0 = 0
-        for rule, side, h in plan:
-            if side is None:
-                if marked or h is None or i in h:
-                    todo.append(rule)
-                continue
-            if side is causal and unit.cited:
-                continue  # the causal law: a cited sentence is never its business
-            if form is not None and i not in folded:
-                if found is None:
-                    s0, e0 = unit.seg.start, unit.seg.end
-                    if unit.joins:
-                        # a marker between two non-spaces: removing it joins them
-                        uform = _MARKER.sub("", form[s0:e0])
-                        blind = _triggers.joined(uform)
-                        found = [] if blind else _triggers.words(uform)
-                    else:  # markers stand apart: the draft's words are the sentence's
-                        found = wform[s0:e0].split()
-                        blind = False
-                if not blind:
-                    keys = side.keys.intersection(found)
-                    if not keys:
-                        continue
-                    if uform is None:
-                        uform = form[s0:e0]
-                        if marked:
-                            uform = _MARKER.sub("", uform)
-                    if not side.fires(uform, keys):
-                        continue
-            todo.append(rule)
-        if not todo:
-            continue
-        view = DraftSentence(
-            text=unit.text,
-            plain=_MARKER.sub("", unit.text) if marked else unit.text,
-            normalised=normalise(unit.text) if needs_normalised else "",
-            cited=unit.cited,
-            invalid=tuple(unit.bad),
-            kind=unit.seg.kind,
-            record=rec,
-        )
-        for rule in todo:
-            reason = rule.check(view)
-            if reason is not None:
-                unit.reasons = [*unit.reasons, (rule, reason)]
-
-    return units, invalid, unsupported
+    return _reading.read(draft, rec, ruleset, strict, _EXHAUSTIVE)
 
 
 def _assemble(
-    draft: str,
-    units: list[_Unit],
-    invalid: list[InvalidCitation],
-    unsupported: list[UnsupportedText],
+    reading: Reading,
     words: Mapping[int, str] | None = None,
     judged: JudgeSummary | None = None,
 ) -> DraftVerdict:
@@ -778,12 +619,12 @@ def _assemble(
     ``words`` holds, per unit the judge deleted, the words it named; ``judged`` is
     what the judge did (``None``: no judge was asked).
     """
+    draft, units, reasons = reading.draft, reading.units, reading.reasons
+    cited = reading.found.cited
     # Group deleted units into runs (consecutive, same block): one gap per run.
     runs: list[list[int]] = []
-    for i, unit in enumerate(units):
-        if not unit.reasons:
-            continue
-        if runs and runs[-1][-1] == i - 1 and units[i - 1].seg.block == unit.seg.block:
+    for i in sorted(reasons):
+        if runs and runs[-1][-1] == i - 1 and units[i - 1][3] == units[i][3]:
             runs[-1].append(i)
         else:
             runs.append([i])
@@ -793,32 +634,29 @@ def _assemble(
     for n, run in enumerate(runs, start=1):
         gap_id = f"gap-{n}"
         first = units[run[0]]
-        anchor_unit = _anchor(draft, units, run[0])
+        anchor = _anchor(reading, run[0])
         anchor_text = None
         anchor_ids: tuple[str, ...] = ()
-        if anchor_unit is not None:
-            anchor_text = _MARKER.sub("", anchor_unit.text).strip()
-            anchor_ids = anchor_unit.cited
+        if anchor is not None:
+            anchor_text = _MARKER.sub("", reading.text(anchor)).strip()
+            anchor_ids = cited[anchor]
         question = gap_question(
-            anchor_text, heading=anchor_unit is not None and anchor_unit.seg.kind == "heading"
+            anchor_text, heading=anchor is not None and units[anchor][2] == "heading"
         )
-        start, end, block = _gap_block(
-            draft, first.seg.start, units[run[-1]].seg.end, first.seg.kind, question
-        )
+        start, end, block = _gap_block(draft, first[0], units[run[-1]][1], first[2], question)
         gaps_spec.append((start, end, block, gap_id, anchor_text, anchor_ids, question))
         for i in run:
-            u = units[i]
-            rule, reason = u.reasons[0]
+            rule, reason = reasons[i][0]
             removed.append(
                 Removal.model_construct(
-                    sentence=u.text,
+                    sentence=reading.text(i),
                     rule=rule.name,
                     code=rule.code,
                     reason=reason,
-                    rules=tuple(r.name for r, _ in u.reasons),
-                    cited=u.cited,
-                    start=u.seg.start,
-                    end=u.seg.end,
+                    rules=tuple(r.name for r, _ in reasons[i]),
+                    cited=cited[i],
+                    start=units[i][0],
+                    end=units[i][1],
                     gap_id=gap_id,
                     words=words.get(i) if words else None,
                 )
@@ -829,18 +667,10 @@ def _assemble(
     edits: list[tuple[int, int, str, int]] = []  # start, end, text, gap index or -1
     for g, spec in enumerate(gaps_spec):
         edits.append((spec[0], spec[1], spec[2], g))
-    kept: list[KeptSentence] = []
-    for unit in units:
-        if unit.reasons:
-            continue
-        text = unit.text
-        if unit.edits:
-            for s, e, rep in unit.edits:
-                edits.append((s, e, rep, -1))
-            text = _apply(
-                unit.text, [(s - unit.seg.start, e - unit.seg.start, r) for s, e, r in unit.edits]
-            )
-        kept.append(KeptSentence(text, unit.seg.start, unit.seg.end, unit.seg.kind, unit.cited))
+    fixes = reading.found.edits
+    for i, fix in fixes.items():
+        if i not in reasons:
+            edits.extend((fs, fe, rep, -1) for fs, fe, rep in fix)
     edits.sort(key=lambda e: e[0])
     pieces: list[str] = []
     gaps: list[Gap] = []
@@ -869,14 +699,51 @@ def _assemble(
     pieces.append(draft[pos:])
     return DraftVerdict.model_construct(
         text="".join(pieces),
-        kept=tuple(kept),
+        kept=_LazyKept(functools.partial(_kept, reading)),  # type: ignore[arg-type]
         removed=tuple(removed),
         gaps=tuple(gaps),
-        invalid_citations=tuple(invalid),
+        invalid_citations=tuple(_invalid(c) for c in reading.found.invalid),
         testimony=(),
-        unsupported=tuple(unsupported),
+        unsupported=tuple(
+            UnsupportedText.model_construct(
+                sentence=reading.text(i), start=units[i][0], end=units[i][1]
+            )
+            for i in reading.unsupported
+        ),
         judge=judged,
     )
+
+
+def _kept(reading: Reading) -> tuple[KeptSentence, ...]:
+    """Every unit the verdict keeps, as it reads in the output."""
+    draft, units, reasons = reading.draft, reading.units, reading.reasons
+    cited, fixes = reading.found.cited, reading.found.edits
+    if not reasons and not fixes:  # nothing deleted, nothing rewritten: as written
+        return tuple(
+            [
+                KeptSentence(draft[s:e], s, e, kind, c)
+                for (s, e, kind, _), c in zip(units, cited, strict=True)
+            ]
+        )
+    kept: list[KeptSentence] = []
+    for i, (s, e, kind, _) in enumerate(units):
+        if i in reasons:
+            continue
+        fix = fixes.get(i)
+        text = draft[s:e]
+        if fix is not None:
+            text = _apply(text, [(fs - s, fe - s, r) for fs, fe, r in fix])
+        kept.append(KeptSentence(text, s, e, kind, cited[i]))
+    return tuple(kept)
+
+
+def _invalid(c: _markers.Invalid) -> InvalidCitation:
+    id_, marker, sentence, start, malformed, fix = c
+    if malformed:
+        return InvalidCitation(
+            id=id_, marker=marker, sentence=sentence, start=start, malformed=True
+        )
+    return InvalidCitation(id=id_, marker=marker, sentence=sentence, start=start, fix=fix)
 
 
 def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
@@ -893,28 +760,29 @@ def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
 _BLANK_LINE = re.compile(r"\n[ \t]*\r?\n")
 
 
-def _same_paragraph(draft: str, earlier: _Unit, later: _Unit) -> bool:
+def _same_paragraph(draft: str, earlier: Unit, later: Unit) -> bool:
     """Same block, or neighbouring items of one list (rows of one table): a list is
     the paragraph its items belong to, so an item's anchor can be the item above."""
-    if earlier.seg.block == later.seg.block:
+    if earlier[3] == later[3]:
         return True
     return (
-        earlier.seg.kind == later.seg.kind
-        and later.seg.kind in ("item", "row")
-        and _BLANK_LINE.search(draft, earlier.seg.end, later.seg.start) is None
+        earlier[2] == later[2]
+        and later[2] in ("item", "row")
+        and _BLANK_LINE.search(draft, earlier[1], later[0]) is None
     )
 
 
-def _anchor(draft: str, units: list[_Unit], first: int) -> _Unit | None:
+def _anchor(reading: Reading, first: int) -> int | None:
     """The nearest preceding kept unit in the same paragraph, else its heading, else none."""
+    units, reasons = reading.units, reading.reasons
     i = first - 1
-    while i >= 0 and _same_paragraph(draft, units[i], units[i + 1]):
-        if not units[i].reasons:
-            return units[i]
+    while i >= 0 and _same_paragraph(reading.draft, units[i], units[i + 1]):
+        if i not in reasons:
+            return i
         i -= 1
     while i >= 0:
-        if units[i].seg.kind == "heading":
-            return None if units[i].reasons else units[i]
+        if units[i][2] == "heading":
+            return None if i in reasons else i
         i -= 1
     return None
 

@@ -1,0 +1,282 @@
+"""The rules' pass over a draft: which units they delete, and why.
+
+:func:`read` segments the draft once (:func:`~trustgate.verifiers.drafts.segment.units`:
+spans, not strings), reads every citation marker once
+(:mod:`trustgate.verifiers.drafts._markers`), and then asks the rules only about the
+units where they could object. A unit's text is sliced out of the draft only when
+something reads it, and the state of a unit the rules pass over is nothing at all: on
+an ordinary draft that is most of them, and building an object for each cost more
+than reading them.
+
+Which units the shipped rules could object to is decided by their own pre-scan
+(:mod:`trustgate.verifiers.drafts._triggers`): a unit holding no key word of a
+reading is not read for it, a cited unit is no business of the causal reading, and
+every test is a necessary condition of the reading it stands for, so skipping changes
+no verdict (``tests/test_draft_equivalence.py`` compares with reading every unit).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import chain
+
+from trustgate.evidence.record import Record
+from trustgate.verifiers.drafts import _markers, _triggers
+from trustgate.verifiers.drafts._text import mostly_symbols, symbols_only_matter
+from trustgate.verifiers.drafts._text import unsupported as _unsupported
+from trustgate.verifiers.drafts.rules import (
+    DraftSentence,
+    SentenceRule,
+    _ConstructionRule,
+    document_form,
+    normalise,
+)
+from trustgate.verifiers.drafts.segment import Unit, units
+
+__all__ = ["UNSUPPORTED", "Reading", "read"]
+
+Reasons = list[tuple[SentenceRule, str]]
+
+
+class _UnsupportedRule(SentenceRule):
+    """Names the removal of a sentence ``strict`` mode could not read."""
+
+    name = "unsupported"
+    code = "unsupported_text"
+    reason = (
+        "the rules cannot read this sentence (another language or mostly symbols): "
+        "unverifiable, deleted in strict mode"
+    )
+
+    def check(self, sentence: DraftSentence) -> str | None:
+        return self.reason if _unsupported(sentence.text) else None
+
+
+UNSUPPORTED = _UnsupportedRule()
+
+
+@dataclass(slots=True)
+class Reading:
+    """A draft as the rules left it: its units (code excluded), what their markers
+    say, and the units to delete with every rule's reason (first rule first)."""
+
+    draft: str
+    units: list[Unit]
+    found: _markers.Found
+    reasons: dict[int, Reasons] = field(default_factory=dict)
+    unsupported: list[int] = field(default_factory=list)
+    """Units the rules cannot read, kept and reported (without ``strict``)."""
+
+    def text(self, i: int) -> str:
+        """The text of unit ``i`` as written."""
+        start, end = self.units[i][0], self.units[i][1]
+        return self.draft[start:end]
+
+
+@functools.cache
+def _unreadable() -> bytes:
+    """A ``bytes.translate`` table: 1 for an ASCII character :func:`mostly_symbols`
+    counts against a sentence, 0 for the rest (taken from the function itself, so
+    the two cannot drift apart)."""
+    return bytes(1 if b < 128 and mostly_symbols(chr(b) * 12) else 0 for b in range(256))
+
+
+@functools.lru_cache(maxsize=16)
+def _as_bytes(keys: frozenset[str]) -> frozenset[bytes]:
+    return frozenset(k.encode("ascii") for k in keys)
+
+
+def _first_pass(
+    draft: str,
+    found_units: list[Unit],
+    wform: str,
+    cited: list[tuple[str, ...]],
+    any_key: frozenset[str],
+    cited_key: frozenset[str],
+) -> tuple[list[int], set[int]]:
+    """For the shipped rules, one tight pass over every unit: the units holding a key
+    word of a side that could object to them (a cited unit is never the causal
+    side's), and the units the rules cannot read.
+
+    The word form is ASCII, so it is split as bytes (cheaper than ``str.split``), and
+    the words seen make the draft's vocabulary: an ASCII draft none of whose units
+    holds a function word of another language is unreadable only where it is mostly
+    symbols (:func:`~trustgate.verifiers.drafts._text.symbols_only_matter`, asked of
+    each distinct word rather than of the whole draft's text again), counted on the
+    draft's bytes. Otherwise every unit is asked :func:`_unsupported`.
+    """
+    wbytes = wform.encode("ascii")
+    keysets = (_as_bytes(any_key), _as_bytes(cited_key))
+    ascii_draft = draft.isascii()
+    symbols = draft.encode("ascii").translate(_unreadable()) if ascii_draft else b""
+    seen: list[list[bytes]] = []
+    add_words = seen.append
+    keyed: list[int] = []
+    counted: list[int] = []
+    for i, (s, e, _, _) in enumerate(found_units):
+        if ascii_draft and e - s >= 12 and symbols.count(1, s, e) * 2 > e - s:
+            counted.append(i)
+        words = wbytes[s:e].split()
+        if not keysets[bool(cited[i])].isdisjoint(words):  # hashes each word, once
+            keyed.append(i)
+        add_words(words)
+    if ascii_draft and _plain_vocabulary(set(chain.from_iterable(seen))):
+        return keyed, set(counted)
+    return keyed, _unreadable_units(draft, found_units, ask_all=True)
+
+
+_DIGITS = re.compile(rb"[0-9]+")
+
+
+def _plain_vocabulary(vocabulary: set[bytes]) -> bool:
+    """Whether no word of the units (letters and digits, lower case) holds a function
+    word of another language, as :func:`symbols_only_matter` reads words: runs of
+    letters."""
+    runs: set[str] = set()
+    for word in vocabulary:
+        if word.isalpha():
+            runs.add(word.decode("ascii"))
+        else:
+            runs.update(run.decode("ascii") for run in _DIGITS.split(word) if run)
+    return all(map(symbols_only_matter, runs))
+
+
+def _unreadable_units(draft: str, found_units: list[Unit], ask_all: bool = False) -> set[int]:
+    """The units the rules cannot read: counted on the draft's bytes where only
+    symbols matter (:func:`symbols_only_matter`), otherwise each unit asked."""
+    if not ask_all and symbols_only_matter(draft):
+        symbols = draft.encode("ascii").translate(_unreadable())
+        return {
+            i
+            for i, (s, e, _, _) in enumerate(found_units)
+            if e - s >= 12 and symbols.count(1, s, e) * 2 > e - s
+        }
+    return {i for i, (s, e, _, _) in enumerate(found_units) if _unsupported(draft[s:e])}
+
+
+def read(
+    draft: str, rec: Record, ruleset: tuple[SentenceRule, ...], strict: bool, exhaustive: bool
+) -> Reading:
+    """Run the rules over ``draft``; ``exhaustive`` reads every unit with the shipped
+    rules, skipping none (the tests compare the two)."""
+    found_units = units(draft, code=False)
+    starts = [u[0] for u in found_units]
+    found = _markers.read(draft, found_units, starts, rec.lines)
+    reading = Reading(draft, found_units, found)
+    if not found_units:
+        return reading
+    reasons = reading.reasons
+    cited = found.cited
+    marked = found.marked
+    joins = found.joins
+    # The shipped rules say for each sentence whether their reading could fire at
+    # all (trustgate.verifiers.drafts._triggers); other rules that can say where to look
+    # (pattern lexicons) are only shown the sentences holding a possible match.
+    sides: list[_triggers.Side | None] = [
+        (_triggers.causal() if r._side == "causal" else _triggers.hedge())
+        if isinstance(r, _ConstructionRule) and r.lexicon is None and not exhaustive
+        else None
+        for r in ruleset
+    ]
+    form = _triggers.scan_form(draft) if any(sides) else None
+    wform = _triggers.word_form(form) if form is not None else ""
+    folded: set[int] = set()  # units holding a spelling the reading folds
+    if form is not None:
+        for p in _triggers.unstable(form):
+            folded.add(bisect_right(starts, p) - 1)
+    document = document_form(draft) if not all(sides) else None
+    reach: list[set[int] | None] = []
+    for rule, side in zip(ruleset, sides, strict=True):
+        where = rule.positions(document) if document is not None and side is None else None
+        if where is None:
+            reach.append(None)
+            continue
+        hit: set[int] = set()
+        for p in where:
+            i = bisect_right(starts, p) - 1
+            if i >= 0 and p < found_units[i][1]:
+                hit.add(i)
+        reach.append(hit)
+    # The shipped rules read the sentence themselves; only other rules need the
+    # normalised form, so it is built only for them.
+    needs_normalised = any(
+        not isinstance(r, _ConstructionRule) or r.lexicon is not None for r in ruleset
+    )
+    plan = list(zip(ruleset, sides, reach, strict=True))
+    causal = _triggers.causal()
+    # Shipped rules only: a unit holding no key word of a side that could object to
+    # it is read by none (most units); a cited unit is never the causal side's.
+    quick = all(sides) and form is not None
+    any_key: frozenset[str] = frozenset().union(*(side.keys for side in sides if side is not None))
+    cited_key: frozenset[str] = frozenset().union(
+        *(side.keys for side in sides if side is not None and side is not causal)
+    )
+    unreadable: set[int]
+    visit: Iterable[int]
+    if quick:
+        visit, unreadable = _first_pass(draft, found_units, wform, cited, any_key, cited_key)
+        visit = sorted({*visit, *unreadable, *joins, *(i for i in folded if i >= 0)})
+    else:
+        visit = range(len(found_units))
+        unreadable = _unreadable_units(draft, found_units)
+    unsupported = reading.unsupported
+    for i in visit:
+        s, e, kind, _ = found_units[i]
+        if i in unreadable:
+            if strict:
+                reasons[i] = [(UNSUPPORTED, UNSUPPORTED.reason)]
+                continue
+            unsupported.append(i)
+        is_marked = i in marked
+        todo: list[SentenceRule] = []
+        uform: str | None = None
+        words: list[str] | None = None
+        blind = False
+        for rule, side, h in plan:
+            if side is None:
+                if is_marked or h is None or i in h:
+                    todo.append(rule)
+                continue
+            if side is causal and cited[i]:
+                continue  # the causal law: a cited sentence is never its business
+            if form is not None and i not in folded:
+                if words is None:
+                    if i in joins:
+                        # a marker between two non-spaces: removing it joins them
+                        uform = _markers.MARKER.sub("", form[s:e])
+                        blind = _triggers.joined(uform)
+                        words = [] if blind else _triggers.words(uform)
+                    else:  # markers stand apart: the draft's words are the sentence's
+                        words = wform[s:e].split()
+                if not blind:
+                    keys = side.keys.intersection(words)
+                    if not keys:
+                        continue
+                    if uform is None:
+                        uform = form[s:e]
+                        if is_marked:
+                            uform = _markers.MARKER.sub("", uform)
+                    if not side.fires(uform, keys):
+                        continue
+            todo.append(rule)
+        if not todo:
+            continue
+        text = draft[s:e]
+        view = DraftSentence(
+            text=text,
+            plain=_markers.MARKER.sub("", text) if is_marked else text,
+            normalised=normalise(text) if needs_normalised else "",
+            cited=cited[i],
+            invalid=tuple(found.bad.get(i, ())),
+            kind=kind,
+            record=rec,
+        )
+        for rule in todo:
+            reason = rule.check(view)
+            if reason is not None:
+                reasons.setdefault(i, []).append((rule, reason))
+    return reading
