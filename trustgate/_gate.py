@@ -18,6 +18,10 @@ hold:
   so does a crossing that outlives its gate's ``budget`` (``budget_exceeded``), and a
   gate whose own verifier threads are all stuck (see :mod:`trustgate._executor`: each
   gate has its own bulkhead, so another gate's stuck verifiers cannot stop it);
+* a verifier runs where its time limit can be kept: one with a limit (its own
+  ``timeout``, the gate's ``timeout=``, or what is left of the gate's ``budget``) on
+  the gate's threads, one with none inline, in the crossing itself (a thread hop
+  would cost more than most checks do, and there is no limit to keep);
 * a policy that cannot apply leaves its findings unresolved; failures no policy
   resolved halt: nothing uninspected is released.
 """
@@ -61,7 +65,6 @@ from trustgate.readers import (
 from trustgate.verifiers.base import Evidence, EvidenceSources, Verifier
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
     "GateResult",
     "TrustGate",
     "VerifierFailure",
@@ -73,9 +76,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_TIMEOUT = 30.0
-"""Seconds a verifier may run when neither it nor its gate says otherwise."""
 
 ClaimsT = TypeVar("ClaimsT", default=Any)  # bare TrustGate means TrustGate[Any]
 
@@ -98,7 +98,7 @@ class _Verify:
     verifier: Any
     claims: Any
     evidence: Evidence
-    timeout: float
+    timeout: float | None  # None: no limit asked for, the run is inline
     bulkhead: _executor.Bulkhead | None = None  # the gate's own threads
     deadline: _budget.Deadline | None = None  # when the crossing's budget runs out
 
@@ -134,6 +134,12 @@ def _failure_code(exc: BaseException) -> str:
     return code if isinstance(code, str) and code else "verifier_error"
 
 
+def _bounded(v: Any) -> bool:
+    """Whether ``v`` declares its work bounded by trustgate's input caps: it runs inline
+    even with a limit (a thread hop would cost more than it does)."""
+    return bool(getattr(v, "bounded", False))
+
+
 def _run_sync(req: _Verify) -> list[Finding]:
     from langgraph.errors import GraphBubbleUp
 
@@ -144,7 +150,7 @@ def _run_sync(req: _Verify) -> list[Finding]:
         limit, cut = _limit(req)
         try:
             call = _quiet(lambda: v.verify(req.claims, req.evidence))
-            if getattr(v, "bounded", False):
+            if limit is None or _bounded(v):  # no limit to keep: inline
                 result = contextvars.copy_context().run(call)
             else:
                 result = _executor.run_sync(call, limit, req.bulkhead, v.name)
@@ -159,14 +165,18 @@ def _run_sync(req: _Verify) -> list[Finding]:
     raise VerifierFailure(v.name, code, f"{type(last).__name__}: {last}")
 
 
-def _limit(req: _Verify) -> tuple[float, bool]:
+def _limit(req: _Verify) -> tuple[float | None, bool]:
     """The limit of the next run: the verifier's, or what is left of the crossing's
-    budget when that is less (then ``True``). A spent budget fails before the run."""
+    budget when that is less (then ``True``); ``None`` when nobody asked for one. A
+    budget is a limit asked for: a verifier without a limit of its own in a gate with a
+    budget is given what is left of it. A spent budget fails before the run."""
     if req.deadline is None:
         return req.timeout, False
     if req.deadline.passed():
         name = req.verifier.name
         raise VerifierFailure(name, "budget_exceeded", req.deadline.not_started(name))
+    if req.timeout is None:
+        return req.deadline.remaining(), True
     return req.deadline.limit(req.timeout)
 
 
@@ -189,9 +199,10 @@ async def _run_async(req: _Verify) -> list[Finding]:
     from langgraph.errors import GraphBubbleUp
 
     v = req.verifier
-    # a native coroutine runs on the loop; a sync check runs on trustgate's own threads,
-    # never on the loop's default executor (where a stuck one would starve LangGraph's
-    # own sync nodes)
+    # a native coroutine runs on the loop; a sync check with a time limit runs on
+    # trustgate's own threads, never on the loop's default executor (where a stuck one
+    # would starve LangGraph's own sync nodes); one without a limit runs inline, on the
+    # loop, like any other code of the crossing
     averify = getattr(v, "averify", None) if getattr(v, "is_async", True) else None
     last: BaseException | None = None
     code = "verifier_error"
@@ -206,7 +217,10 @@ async def _run_async(req: _Verify) -> list[Finding]:
                 result = await _executor.run_coroutine(coro, limit, ctx)
             else:
                 call = _quiet(lambda: v.verify(req.claims, req.evidence))
-                result = await _executor.run_async(call, limit, req.bulkhead, v.name)
+                if limit is None or _bounded(v):  # no limit to keep: inline
+                    result = contextvars.copy_context().run(call)
+                else:
+                    result = await _executor.run_async(call, limit, req.bulkhead, v.name)
             return _in_time(req, _as_findings(v.name, result))
         except (GraphBubbleUp, VerifierFailure):
             raise
@@ -584,7 +598,10 @@ class TrustGate(Generic[ClaimsT]):
             checkpoints), ``"error"`` (an exception's message), or ``"*"`` for
             everything. Anything the gate neither reads nor lets through is held, and
             the crossing halts.
-        timeout: seconds a verifier without its own ``timeout`` may run.
+        timeout: seconds a verifier without its own ``timeout`` may run; it then runs
+            on the gate's threads, which keep the limit. ``None`` (the default): no
+            limit, and such a verifier runs inline, in the crossing itself (a gate with
+            a ``budget`` still gives it what is left of the budget as its limit).
         budget: seconds the whole crossing may take (every verifier, retries,
             re-verification, and the earlier attempts of a re-rendered node);
             past it the crossing halts with ``budget_exceeded``. ``None`` (the
@@ -621,7 +638,7 @@ class TrustGate(Generic[ClaimsT]):
         evidence: EvidenceSources | None = None,
         require_claims: bool = True,
         passthrough: str | Sequence[str] = (),
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float | None = None,
         budget: float | None = None,
         threads: int = _executor.DEFAULT_THREADS,
         max_stuck: int = _executor.DEFAULT_MAX_STUCK,
@@ -632,7 +649,7 @@ class TrustGate(Generic[ClaimsT]):
             raise ConfigurationError(f"a gate needs a name (a non-empty string), not {name!r}")
         owner = f"TrustGate({name!r})"
         self.name = name
-        self.timeout = float(_validate.seconds(owner, "timeout", timeout) or DEFAULT_TIMEOUT)
+        self.timeout = _validate.seconds(owner, "timeout", timeout, optional=True)
         self.budget = _validate.seconds(owner, "budget", budget, optional=True)
         self.bulkhead = _executor.Bulkhead(
             name,
