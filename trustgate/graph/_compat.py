@@ -240,6 +240,13 @@ def _aside(
     return saver, cfg, f"{info.task_id}~trustgate~{suffix or secrets.token_hex(6)}"
 
 
+def persists(config: Mapping[str, Any]) -> bool:
+    """Whether the run has somewhere to keep writes beside its task (a checkpointer and
+    a thread): without one there is nothing to keep a release record in, and no run
+    of the task again to deliver it to."""
+    return _aside(config, RELEASED) is not None
+
+
 def _graph_ns(ns: str) -> str:
     k = _k()
     return ns.rsplit(k.NS_SEP, 1)[0] if k.NS_SEP in ns else ""
