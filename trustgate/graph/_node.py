@@ -45,6 +45,7 @@ from trustgate._report import REPORTS_KEY, GateBody, Report, for_stream, gate_js
 from trustgate.errors import ConfigurationError, GateHalted, ReviewSealError
 from trustgate.graph import _compat
 from trustgate.graph._gatelog import GateLog, reports_in
+from trustgate.graph._isolate import CannotIsolate, isolate
 from trustgate.graph._streams import Feedback, StreamHold, stop_collecting
 from trustgate.policies._decision import GATE_MESSAGE_PREFIX, Rerender
 from trustgate.readers import covered
@@ -342,9 +343,15 @@ def _private(input: Any) -> Any:
     LangGraph hands a node the very objects its channels hold, so a node that changes
     them in place (``section.content = draft``, ``state["messages"][-1].content = ...``)
     changes the graph's state without returning anything: a write no gate would see. A
-    guarded node works on a deep copy instead; what it changes reaches the graph only
-    through what it returns, and that is what the gates check (against the original).
-    A value that cannot be copied (a client, a lock) is shared, and logged."""
+    guarded node works on a deep copy instead (:func:`~trustgate.graph._isolate.isolate`,
+    which copies plain data and messages at the speed of the C pickler); what it changes
+    reaches the graph only through what it returns, and that is what the gates check
+    (against the original). A value that cannot be copied (a client, a lock) is shared,
+    and logged."""
+    try:
+        return isolate(input)
+    except CannotIsolate as exc:
+        logger.debug("the fast copy of a node's input failed (%s); copying it by deepcopy", exc)
     try:
         return copy.deepcopy(input)
     except Exception as exc:
