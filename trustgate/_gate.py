@@ -29,21 +29,24 @@ hold:
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import logging
-import secrets
+import os
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic
 
 from langchain_core.messages import BaseMessage
+from langgraph.errors import GraphBubbleUp
+from pydantic_core import to_jsonable_python
 from typing_extensions import TypeVar
 
 from trustgate import _budget, _executor, otel
 from trustgate._apply import CannotApply, apply_rewrite, get_path, text_at
 from trustgate._findings import Finding
 from trustgate._output import NodeOutput, Part
-from trustgate._report import Approval, Decision, OverrideRecord, Report
+from trustgate._report import Approval, Decision, OverrideRecord, Report, built
 from trustgate.errors import ClaimParseError, ConfigurationError, GateHalted, TrustgateError
 from trustgate.errors import _declaration as declaration
 from trustgate.policies import policy_chain
@@ -141,8 +144,6 @@ def _bounded(v: Any) -> bool:
 
 
 def _run_sync(req: _Verify) -> list[Finding]:
-    from langgraph.errors import GraphBubbleUp
-
     v = req.verifier
     last: BaseException | None = None
     code = "verifier_error"
@@ -196,8 +197,6 @@ def _in_time(req: _Verify, found: list[Finding]) -> list[Finding]:
 
 
 async def _run_async(req: _Verify) -> list[Finding]:
-    from langgraph.errors import GraphBubbleUp
-
     v = req.verifier
     # a native coroutine runs on the loop; a sync check with a time limit runs on
     # trustgate's own threads, never on the loop's default executor (where a stuck one
@@ -466,8 +465,8 @@ class _Crossing:
         )
         meta = self.ctx.meta
         thread = meta.get("thread_id")
-        return Report.model_construct(
-            id=secrets.token_hex(16),  # not uuid4: runs that pin uuid4 keep their ids
+        return built(
+            id=os.urandom(16).hex(),  # not uuid4: runs that pin uuid4 keep their ids
             crossing=_crossing_key(self),
             gate=self._gate.name,
             node=self.ctx.node,
@@ -500,8 +499,6 @@ def _crossing_key(c: _Crossing) -> str | None:
     thread, task = meta.get("thread_id"), meta.get("task_id")
     if thread is None or task is None:
         return None
-    import hashlib
-
     key = "\x1f".join(
         (
             str(thread),
@@ -517,8 +514,6 @@ def _crossing_key(c: _Crossing) -> str | None:
 
 
 def _jsonable(value: Any) -> Any:
-    from pydantic_core import to_jsonable_python
-
     if isinstance(value, BaseMessage):
         return value.text
     return to_jsonable_python(value, fallback=repr)
@@ -800,8 +795,6 @@ class TrustGate(Generic[ClaimsT]):
                     # the next attempt's crossing continues this budget
                     self._carry.keep(carry_key, c.deadline.budget - c.deadline.remaining())
             except BaseException as exc:
-                from langgraph.errors import GraphBubbleUp
-
                 if not isinstance(exc, GraphBubbleUp):
                     logger.warning("gate %r crashed: %s", self.name, exc)
                 raise

@@ -251,6 +251,39 @@ class Report(BaseModel):
         return cls.model_validate(value)
 
 
+_DEFAULTS: dict[str, Any] = {}
+_FACTORIES: dict[str, Any] = {}
+for _name, _field in Report.model_fields.items():
+    if _field.default_factory is not None:
+        _FACTORIES[_name] = _field.default_factory
+    elif not _field.is_required():
+        _DEFAULTS[_name] = _field.default
+_NAMES = tuple(Report.model_fields)
+_set = object.__setattr__
+
+
+def built(**values: Any) -> Report:
+    """A report of data the gate itself built, without validating it: what
+    ``Report.model_construct(**values)`` makes (the same fields, defaults and set of
+    fields given), without pydantic's walk over every field of the model."""
+    d: dict[str, Any] = {}
+    for name in _NAMES:
+        if name in values:
+            d[name] = values[name]
+        elif name in _DEFAULTS:
+            d[name] = _DEFAULTS[name]
+        elif name in _FACTORIES:
+            d[name] = _FACTORIES[name]()
+        else:  # a required field the gate did not give: let pydantic say so
+            return Report.model_construct(**values)
+    m = Report.__new__(Report)
+    _set(m, "__dict__", d)
+    _set(m, "__pydantic_fields_set__", set(values))
+    _set(m, "__pydantic_extra__", None)
+    _set(m, "__pydantic_private__", None)
+    return m
+
+
 @dataclass(frozen=True, slots=True)
 class LoggedRow:
     """One report as read back (a row of the report log, an entry of the state's
@@ -369,8 +402,8 @@ class GateBody(dict[str, Any]):
         seal = self.get(report_seal.SEAL_FIELD)
         if not isinstance(seal, str):
             return None
-        key_id = seal.partition(":")[0]
-        return self.report if key_id == report_seal.report_key().key_id else None
+        given = seal.partition(":")[0]
+        return self.report if given == report_seal.key_id(report_seal.report_key()) else None
 
 
 def gate_json(reports: Iterable[Report]) -> list[dict[str, Any]]:
@@ -458,16 +491,21 @@ def _warn_refused(found: ReportList, what: str) -> None:
     )
 
 
-def admitted(value: Any) -> list[Report]:
+def admitted(
+    value: Any, forms: dict[int, tuple[Report, dict[str, Any]]] | None = None
+) -> list[Report]:
     """What the ``trust_reports`` channel takes from one write: the gate-sealed reports.
     Anything else (a report another node or the caller's input wrote, an edited one,
     something that is not a report, an ``Overwrite`` of the log) is refused, with a
-    warning: the channel holds gate reports only."""
+    warning: the channel holds gate reports only. ``forms`` collects the sealed form
+    of each report a gate of this process just wrote (by report)."""
     found = ReportList()
     for item in _items(value):
         vouched = _vouched(item)
         if vouched is not None:  # sealed by a gate of this process a moment ago
             found.append(vouched)
+            if forms is not None:
+                forms[id(vouched)] = (vouched, item)
             continue
         status, reason = report_seal.check(_body(item))
         report: Report | None = None
@@ -523,13 +561,9 @@ class ReportLog(BinaryOperatorAggregate[list[Report]]):
         self._forms: dict[int, tuple[Report, dict[str, Any]]] = {}
 
     def update(self, values: Sequence[Any]) -> bool:
-        fresh = [r for value in values for r in admitted(value)]
+        fresh = [r for value in values for r in admitted(value, self._forms)]
         if not fresh:
             return False
-        for value in values:
-            for item in _items(value):
-                if type(item) is GateBody:
-                    self._forms[id(item.report)] = (item.report, item)
         self.value = _merge(_coerce_list(self.value if isinstance(self.value, list) else []), fresh)
         return True
 

@@ -26,6 +26,7 @@ warning that says so, never shown as crossings.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import json
 import logging
@@ -102,10 +103,21 @@ def _canonical(body: Mapping[str, Any]) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
+@functools.lru_cache(maxsize=16)
+def key_id(key: SealKey) -> str:
+    """``key.key_id``, computed once per key (an HMAC of its own)."""
+    return key.key_id
+
+
+def _mac(key: SealKey, payload: bytes) -> str:
+    """``key.mac(_CONTEXT, payload)``, in one call of the C HMAC."""
+    return hmac.digest(key.secret, _CONTEXT + payload, "sha256").hex()
+
+
 def seal(body: dict[str, Any]) -> dict[str, Any]:
     """``body`` (a report's JSON form) with the gate's seal set, in place."""
     key = report_key()
-    body[SEAL_FIELD] = f"{key.key_id}:{key.mac(_CONTEXT, _canonical(body))}"
+    body[SEAL_FIELD] = f"{key_id(key)}:{_mac(key, _canonical(body))}"
     return body
 
 
@@ -117,19 +129,19 @@ def check(body: Any) -> tuple[SealStatus, str | None]:
     given = body.get(SEAL_FIELD)
     if not isinstance(given, str) or not given:
         return "unsealed", "it carries no gate seal: no gate wrote it"
-    key_id, _, mac = given.partition(":")
+    given_id, _, mac = given.partition(":")
     key = report_key()
-    if key_id != key.key_id:  # this process's own, sealed before it adopted a key
-        key = _earlier.get(key_id, key)
-    if key_id != key.key_id:
+    if given_id != key_id(key):  # this process's own, sealed before it adopted a key
+        key = _earlier.get(given_id, key)
+    if given_id != key_id(key):
         return "unsealed", (
-            f"it is sealed under another key (key id {key_id!r}): written by a process "
+            f"it is sealed under another key (key id {given_id!r}): written by a process "
             f"with another ledger key, or by none (configure {KEY_ENV} for every worker)"
         )
     try:
         payload = _canonical(body)
     except (TypeError, ValueError) as exc:
         return "unreadable", f"it cannot be read as a report: {exc}"
-    if not hmac.compare_digest(mac, key.mac(_CONTEXT, payload)):
+    if not hmac.compare_digest(mac, _mac(key, payload)):
         return "forged", "it does not match its seal: edited after a gate wrote it"
     return "sealed", None

@@ -144,12 +144,34 @@ class CannotIsolate(Exception):
     """The round trip cannot copy the value (the caller copies it another way)."""
 
 
+_ATOMIC = frozenset({str, int, float, bool, type(None), bytes})
+
+
+def _flat(value: dict[Any, Any]) -> dict[Any, Any] | None:
+    """The copy of a state whose values are all immutable or empty containers (no
+    round trip needed), or ``None``."""
+    out: dict[Any, Any] = {}
+    for k, v in value.items():
+        kind = type(v)
+        if kind in _ATOMIC:
+            out[k] = v
+        elif (kind is list or kind is dict) and not v:
+            out[k] = kind()
+        else:
+            return None
+    return out
+
+
 def isolate(value: Any) -> Any:
     """A deep copy of ``value`` (see the module docstring).
 
     Raises :class:`CannotIsolate` when the round trip cannot take the value (a function
     or class in it, a part ``deepcopy`` refuses, nesting deeper than the pickler
     goes)."""
+    if type(value) is dict:
+        flat = _flat(value)
+        if flat is not None:
+            return flat
     table: list[Any] = []
     buffer = io.BytesIO()
     try:
