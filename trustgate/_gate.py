@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from typing import Any, Generic
 
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.errors import GraphBubbleUp
 from pydantic_core import to_jsonable_python
 from typing_extensions import TypeVar
@@ -109,13 +110,19 @@ class _Verify:
 def _quiet(fn: Callable[[], Any]) -> Callable[[], Any]:
     """Run ``fn`` outside the node's LangChain run: a verifier's own model call must
     not stream into the graph's token stream or callbacks."""
-    from langchain_core.runnables.config import var_child_runnable_config
 
     def run() -> Any:
         var_child_runnable_config.set(None)
         return fn()
 
     return run
+
+
+def _verify_quietly(v: Any, claims: Any, evidence: Evidence) -> Any:
+    """``v.verify(claims, evidence)`` outside the node's LangChain run (see
+    :func:`_quiet`); called in a context of its own, so the change does not last."""
+    var_child_runnable_config.set(None)
+    return v.verify(claims, evidence)
 
 
 def _as_findings(name: str, result: Any) -> list[Finding]:
@@ -150,10 +157,12 @@ def _run_sync(req: _Verify) -> list[Finding]:
     for _ in range(_attempts(v)):
         limit, cut = _limit(req)
         try:
-            call = _quiet(lambda: v.verify(req.claims, req.evidence))
             if limit is None or _bounded(v):  # no limit to keep: inline
-                result = contextvars.copy_context().run(call)
+                result = contextvars.copy_context().run(
+                    _verify_quietly, v, req.claims, req.evidence
+                )
             else:
+                call = _quiet(lambda: v.verify(req.claims, req.evidence))
                 result = _executor.run_sync(call, limit, req.bulkhead, v.name)
             return _in_time(req, _as_findings(v.name, result))
         except (GraphBubbleUp, VerifierFailure):
@@ -214,12 +223,13 @@ async def _run_async(req: _Verify) -> list[Finding]:
                 ctx = contextvars.copy_context()
                 coro = ctx.run(_quiet(lambda: averify(req.claims, req.evidence)))
                 result = await _executor.run_coroutine(coro, limit, ctx)
+            elif limit is None or _bounded(v):  # no limit to keep: inline
+                result = contextvars.copy_context().run(
+                    _verify_quietly, v, req.claims, req.evidence
+                )
             else:
                 call = _quiet(lambda: v.verify(req.claims, req.evidence))
-                if limit is None or _bounded(v):  # no limit to keep: inline
-                    result = contextvars.copy_context().run(call)
-                else:
-                    result = await _executor.run_async(call, limit, req.bulkhead, v.name)
+                result = await _executor.run_async(call, limit, req.bulkhead, v.name)
             return _in_time(req, _as_findings(v.name, result))
         except (GraphBubbleUp, VerifierFailure):
             raise

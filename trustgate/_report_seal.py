@@ -76,10 +76,27 @@ def adopt(key: SealKey) -> None:
             )
 
 
+_ENVIRON = os.environ
+_RAW: Any = getattr(_ENVIRON, "_data", None)
+_ENCODE: Any = getattr(_ENVIRON, "encodekey", None)
+_DECODE: Any = getattr(_ENVIRON, "decodevalue", None)
+_RAW_KEYS = {name: _ENCODE(name) for name in (KEY_ENV, KEY_FILE_ENV)} if _ENCODE is not None else {}
+
+
+def _setting(name: str) -> str | None:
+    """``os.environ.get(name)`` for the two key settings, read every time (a test or
+    a supervisor may set them at any moment) without the two exceptions a missing
+    name costs through the mapping: every report is sealed, and admitted, under it."""
+    if os.environ is _ENVIRON and isinstance(_RAW, dict) and _DECODE is not None:
+        raw = _RAW.get(_RAW_KEYS[name])
+        return None if raw is None else str(_DECODE(raw))
+    return os.environ.get(name)
+
+
 def report_key() -> SealKey:
     """The key gates seal under: the configured ledger key, else one random key for
     this process (kept, so every gate and reader of the process agrees)."""
-    where = (os.environ.get(KEY_ENV) or None, os.environ.get(KEY_FILE_ENV) or None)
+    where = (_setting(KEY_ENV) or None, _setting(KEY_FILE_ENV) or None)
     key = _keys.get(where)
     if key is None:
         with _keys_lock:

@@ -489,6 +489,7 @@ class GuardedNode:
         # not asked again)
         self._check: Any = _compat.durable(_checked, f"{name}_check") if durable else None
         self._native_async = _compat.has_native_async(inner)
+        self._declarations: tuple[tuple[Any, ...], dict[str, bool]] | None = None
         self._acheck: Any = _compat.durable(_achecked, f"{name}_check") if durable else None
 
     # -- running the original node ------------------------------------------------
@@ -715,8 +716,16 @@ class GuardedNode:
 
     def _declared(self, part: str) -> bool:
         """Whether every gate of the node declares ``part`` (a part no gate reads passes
-        only when all of them let it through)."""
-        return all(covered(part, g.passthrough) for g in self.gates)
+        only when all of them let it through). Worked out once per set of declarations
+        (a gate's ``passthrough`` replaced later is seen)."""
+        now = tuple(g.passthrough for g in self.gates)
+        known = self._declarations
+        if known is None or any(a is not b for a, b in zip(known[0], now, strict=True)):
+            known = self._declarations = (now, {})
+        found = known[1].get(part)
+        if found is None:
+            found = known[1][part] = all(covered(part, g.passthrough) for g in self.gates)
+        return found
 
     @property
     def _nested_passes(self) -> bool:
