@@ -250,13 +250,43 @@ def _edit(target: Any, how: int) -> None:
             target.append(LIE)
 
 
-_history = st.lists(_message(), min_size=1, max_size=4)
+# what a checkpointer serializes: the graph-level test keeps its state to JSON data
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**31), 2**31) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=8,
+)
+
+
+@st.composite
+def _json_message(draw: Any) -> Any:
+    kwargs = draw(st.dictionaries(st.text(max_size=5), _json, max_size=2))
+    ident = draw(st.text("abc", min_size=1, max_size=4))
+    content = draw(st.text(max_size=12) | _blocks)
+    if draw(st.booleans()):
+        return HumanMessage(content, id=ident, additional_kwargs=kwargs)
+    calls = draw(
+        st.lists(
+            st.fixed_dictionaries(
+                {
+                    "name": st.text("xyz", min_size=1, max_size=3),
+                    "args": st.dictionaries(st.text(max_size=3), _json, max_size=2),
+                    "id": st.text("0123", min_size=1, max_size=3),
+                }
+            ),
+            max_size=2,
+        )
+    )
+    return AIMessage(content, id=ident, additional_kwargs=kwargs, tool_calls=calls)
+
+
+_history = st.lists(_json_message(), min_size=1, max_size=4)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     history=_history,
-    docs=st.lists(_plain, max_size=3),
+    docs=st.lists(_json, max_size=3),
     sections=st.lists(st.builds(Section, name=st.text(max_size=3)), max_size=2),
     data=st.data(),
 )
