@@ -193,7 +193,10 @@ def test_an_object_held_twice_is_one_object_in_the_copy(obj: Any) -> None:
 def test_what_the_round_trip_cannot_take_is_refused_for_the_caller_to_copy() -> None:
     import threading
 
-    for value in ({"f": lambda: 1}, {"lock": threading.Lock()}):
+    from trustgate.graph import _isolate
+
+    big = "x" * (_isolate.MAX_STREAM + 1)  # deepcopy shares it; the round trip would not
+    for value in ({"f": lambda: 1}, {"lock": threading.Lock()}, {"text": [big]}):
         with pytest.raises(CannotIsolate):
             isolate(value)
 

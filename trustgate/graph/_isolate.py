@@ -145,6 +145,10 @@ class CannotIsolate(Exception):
 
 
 _ATOMIC = frozenset({str, int, float, bool, type(None), bytes})
+MAX_STREAM = 8 * 1024 * 1024
+"""Past this many bytes of stream the round trip is given up: ``deepcopy`` shares
+strings and bytes (they are immutable), so a state that holds large ones (a file's
+text, an image) is copied without copying them."""
 
 
 def _flat(value: dict[Any, Any]) -> dict[Any, Any] | None:
@@ -167,7 +171,7 @@ def isolate(value: Any) -> Any:
 
     Raises :class:`CannotIsolate` when the round trip cannot take the value (a function
     or class in it, a part ``deepcopy`` refuses, nesting deeper than the pickler
-    goes)."""
+    goes), or would copy more than :data:`MAX_STREAM` bytes."""
     if type(value) is dict:
         flat = _flat(value)
         if flat is not None:
@@ -176,7 +180,12 @@ def isolate(value: Any) -> Any:
     buffer = io.BytesIO()
     try:
         _Copier(buffer, table).dump(value)
-        buffer.seek(0)
+    except Exception as exc:
+        raise CannotIsolate(f"{type(exc).__name__}: {exc}") from exc
+    if buffer.tell() > MAX_STREAM:
+        raise CannotIsolate(f"{buffer.tell()} bytes of stream: large values are shared instead")
+    buffer.seek(0)
+    try:
         return _Loader(buffer, table).load()
     except Exception as exc:
         raise CannotIsolate(f"{type(exc).__name__}: {exc}") from exc
