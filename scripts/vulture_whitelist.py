@@ -66,5 +66,7 @@ model_routing  # SampleRun.model_routing: what the sample run saw in routing fun
 _.__class__  # graph/_compat.copy_builder: the copy takes the builder's class
 _.stream_channels  # graph/_compat: set on a compiled graph LangGraph reads
 _._state_mapper
+_.dispatch_table  # graph/_isolate: the pickler reads its reducers there
+_.find_class  # graph/_isolate: the unpickler calls it for the copy instructions
 
 # --- under rework on main (the gate's bypass fixes); the owner decides whether it stays --
