@@ -68,5 +68,7 @@ _.stream_channels  # graph/_compat: set on a compiled graph LangGraph reads
 _._state_mapper
 _._kept_as_tuple  # drafts/verify.DraftVerdict: pydantic calls its field serializer
 _.expanded  # drafts/_grammar/data.Classes: every example as a sentence, which the tests run
+_.dispatch_table  # graph/_isolate: the pickler reads its reducers there
+_.find_class  # graph/_isolate: the unpickler calls it for the copy instructions
 
 # --- under rework on main (the gate's bypass fixes); the owner decides whether it stays --

@@ -26,8 +26,10 @@ A process that forks (a pre-forking server, a worker pool) gives its child none 
 threads: the child starts with empty books (no threads, no queued or stuck runs), so its
 first verifier starts a thread of its own instead of queueing for the parent's.
 
-Verifiers that declare themselves ``bounded`` (their work is bounded by trustgate's
-input caps) run inline in a sync crossing; a thread hop would cost more than they do.
+Only a run with a time limit comes here. A verifier nobody gave a limit (no
+``timeout`` of its own, none on its gate, no budget) runs inline, in the crossing
+itself, and so does one that declares itself ``bounded`` (its work is bounded by
+trustgate's input caps): a thread hop would cost more than they do.
 """
 
 from __future__ import annotations
@@ -352,9 +354,12 @@ def _late(task: asyncio.Task[Any]) -> None:
 
 
 async def run_coroutine(
-    coro: Coroutine[Any, Any, Any], timeout: float, context: contextvars.Context | None = None
+    coro: Coroutine[Any, Any, Any],
+    timeout: float | None,
+    context: contextvars.Context | None = None,
 ) -> Any:
-    """Await a native verifier coroutine for at most ``timeout`` s, then cancel it.
+    """Await a native verifier coroutine for at most ``timeout`` s (``None``: no limit),
+    then cancel it.
 
     The crossing does not wait for the cancellation to be honoured: a verifier that
     catches it and carries on keeps running on the loop, but holds no crossing (its

@@ -18,6 +18,10 @@ hold:
   so does a crossing that outlives its gate's ``budget`` (``budget_exceeded``), and a
   gate whose own verifier threads are all stuck (see :mod:`trustgate._executor`: each
   gate has its own bulkhead, so another gate's stuck verifiers cannot stop it);
+* a verifier runs where its time limit can be kept: one with a limit (its own
+  ``timeout``, the gate's ``timeout=``, or what is left of the gate's ``budget``) on
+  the gate's threads, one with none inline, in the crossing itself (a thread hop
+  would cost more than most checks do, and there is no limit to keep);
 * a policy that cannot apply leaves its findings unresolved; failures no policy
   resolved halt: nothing uninspected is released.
 """
@@ -25,21 +29,25 @@ hold:
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import logging
-import secrets
+import os
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic
 
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables.config import var_child_runnable_config
+from langgraph.errors import GraphBubbleUp
+from pydantic_core import to_jsonable_python
 from typing_extensions import TypeVar
 
 from trustgate import _budget, _executor, otel
 from trustgate._apply import CannotApply, SegmentIndex, apply_rewrite, get_path, text_at
 from trustgate._findings import Finding
 from trustgate._output import NodeOutput, Part
-from trustgate._report import Approval, Decision, OverrideRecord, Report
+from trustgate._report import Approval, Decision, OverrideRecord, Report, built
 from trustgate.errors import ClaimParseError, ConfigurationError, GateHalted, TrustgateError
 from trustgate.errors import _declaration as declaration
 from trustgate.policies import policy_chain
@@ -61,7 +69,6 @@ from trustgate.readers import (
 from trustgate.verifiers.base import Evidence, EvidenceSources, Verifier
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
     "GateResult",
     "TrustGate",
     "VerifierFailure",
@@ -73,9 +80,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_TIMEOUT = 30.0
-"""Seconds a verifier may run when neither it nor its gate says otherwise."""
 
 ClaimsT = TypeVar("ClaimsT", default=Any)  # bare TrustGate means TrustGate[Any]
 
@@ -98,7 +102,7 @@ class _Verify:
     verifier: Any
     claims: Any
     evidence: Evidence
-    timeout: float
+    timeout: float | None  # None: no limit asked for, the run is inline
     bulkhead: _executor.Bulkhead | None = None  # the gate's own threads
     deadline: _budget.Deadline | None = None  # when the crossing's budget runs out
 
@@ -106,13 +110,19 @@ class _Verify:
 def _quiet(fn: Callable[[], Any]) -> Callable[[], Any]:
     """Run ``fn`` outside the node's LangChain run: a verifier's own model call must
     not stream into the graph's token stream or callbacks."""
-    from langchain_core.runnables.config import var_child_runnable_config
 
     def run() -> Any:
         var_child_runnable_config.set(None)
         return fn()
 
     return run
+
+
+def _verify_quietly(v: Any, claims: Any, evidence: Evidence) -> Any:
+    """``v.verify(claims, evidence)`` outside the node's LangChain run (see
+    :func:`_quiet`); called in a context of its own, so the change does not last."""
+    var_child_runnable_config.set(None)
+    return v.verify(claims, evidence)
 
 
 def _as_findings(name: str, result: Any) -> list[Finding]:
@@ -134,19 +144,25 @@ def _failure_code(exc: BaseException) -> str:
     return code if isinstance(code, str) and code else "verifier_error"
 
 
-def _run_sync(req: _Verify) -> list[Finding]:
-    from langgraph.errors import GraphBubbleUp
+def _bounded(v: Any) -> bool:
+    """Whether ``v`` declares its work bounded by trustgate's input caps: it runs inline
+    even with a limit (a thread hop would cost more than it does)."""
+    return bool(getattr(v, "bounded", False))
 
+
+def _run_sync(req: _Verify) -> list[Finding]:
     v = req.verifier
     last: BaseException | None = None
     code = "verifier_error"
     for _ in range(_attempts(v)):
         limit, cut = _limit(req)
         try:
-            call = _quiet(lambda: v.verify(req.claims, req.evidence))
-            if getattr(v, "bounded", False):
-                result = contextvars.copy_context().run(call)
+            if limit is None or _bounded(v):  # no limit to keep: inline
+                result = contextvars.copy_context().run(
+                    _verify_quietly, v, req.claims, req.evidence
+                )
             else:
+                call = _quiet(lambda: v.verify(req.claims, req.evidence))
                 result = _executor.run_sync(call, limit, req.bulkhead, v.name)
             return _in_time(req, _as_findings(v.name, result))
         except (GraphBubbleUp, VerifierFailure):
@@ -159,14 +175,18 @@ def _run_sync(req: _Verify) -> list[Finding]:
     raise VerifierFailure(v.name, code, f"{type(last).__name__}: {last}")
 
 
-def _limit(req: _Verify) -> tuple[float, bool]:
+def _limit(req: _Verify) -> tuple[float | None, bool]:
     """The limit of the next run: the verifier's, or what is left of the crossing's
-    budget when that is less (then ``True``). A spent budget fails before the run."""
+    budget when that is less (then ``True``); ``None`` when nobody asked for one. A
+    budget is a limit asked for: a verifier without a limit of its own in a gate with a
+    budget is given what is left of it. A spent budget fails before the run."""
     if req.deadline is None:
         return req.timeout, False
     if req.deadline.passed():
         name = req.verifier.name
         raise VerifierFailure(name, "budget_exceeded", req.deadline.not_started(name))
+    if req.timeout is None:
+        return req.deadline.remaining(), True
     return req.deadline.limit(req.timeout)
 
 
@@ -186,12 +206,11 @@ def _in_time(req: _Verify, found: list[Finding]) -> list[Finding]:
 
 
 async def _run_async(req: _Verify) -> list[Finding]:
-    from langgraph.errors import GraphBubbleUp
-
     v = req.verifier
-    # a native coroutine runs on the loop; a sync check runs on trustgate's own threads,
-    # never on the loop's default executor (where a stuck one would starve LangGraph's
-    # own sync nodes)
+    # a native coroutine runs on the loop; a sync check with a time limit runs on
+    # trustgate's own threads, never on the loop's default executor (where a stuck one
+    # would starve LangGraph's own sync nodes); one without a limit runs inline, on the
+    # loop, like any other code of the crossing
     averify = getattr(v, "averify", None) if getattr(v, "is_async", True) else None
     last: BaseException | None = None
     code = "verifier_error"
@@ -204,6 +223,10 @@ async def _run_async(req: _Verify) -> list[Finding]:
                 ctx = contextvars.copy_context()
                 coro = ctx.run(_quiet(lambda: averify(req.claims, req.evidence)))
                 result = await _executor.run_coroutine(coro, limit, ctx)
+            elif limit is None or _bounded(v):  # no limit to keep: inline
+                result = contextvars.copy_context().run(
+                    _verify_quietly, v, req.claims, req.evidence
+                )
             else:
                 call = _quiet(lambda: v.verify(req.claims, req.evidence))
                 result = await _executor.run_async(call, limit, req.bulkhead, v.name)
@@ -454,8 +477,8 @@ class _Crossing:
         )
         meta = self.ctx.meta
         thread = meta.get("thread_id")
-        return Report.model_construct(
-            id=secrets.token_hex(16),  # not uuid4: runs that pin uuid4 keep their ids
+        return built(
+            id=os.urandom(16).hex(),  # not uuid4: runs that pin uuid4 keep their ids
             crossing=_crossing_key(self),
             gate=self._gate.name,
             node=self.ctx.node,
@@ -488,8 +511,6 @@ def _crossing_key(c: _Crossing) -> str | None:
     thread, task = meta.get("thread_id"), meta.get("task_id")
     if thread is None or task is None:
         return None
-    import hashlib
-
     key = "\x1f".join(
         (
             str(thread),
@@ -505,8 +526,6 @@ def _crossing_key(c: _Crossing) -> str | None:
 
 
 def _jsonable(value: Any) -> Any:
-    from pydantic_core import to_jsonable_python
-
     if isinstance(value, BaseMessage):
         return value.text
     return to_jsonable_python(value, fallback=repr)
@@ -586,7 +605,10 @@ class TrustGate(Generic[ClaimsT]):
             checkpoints), ``"error"`` (an exception's message), or ``"*"`` for
             everything. Anything the gate neither reads nor lets through is held, and
             the crossing halts.
-        timeout: seconds a verifier without its own ``timeout`` may run.
+        timeout: seconds a verifier without its own ``timeout`` may run; it then runs
+            on the gate's threads, which keep the limit. ``None`` (the default): no
+            limit, and such a verifier runs inline, in the crossing itself (a gate with
+            a ``budget`` still gives it what is left of the budget as its limit).
         budget: seconds the whole crossing may take (every verifier, retries,
             re-verification, and the earlier attempts of a re-rendered node);
             past it the crossing halts with ``budget_exceeded``. ``None`` (the
@@ -623,7 +645,7 @@ class TrustGate(Generic[ClaimsT]):
         evidence: EvidenceSources | None = None,
         require_claims: bool = True,
         passthrough: str | Sequence[str] = (),
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float | None = None,
         budget: float | None = None,
         threads: int = _executor.DEFAULT_THREADS,
         max_stuck: int = _executor.DEFAULT_MAX_STUCK,
@@ -634,7 +656,7 @@ class TrustGate(Generic[ClaimsT]):
             raise ConfigurationError(f"a gate needs a name (a non-empty string), not {name!r}")
         owner = f"TrustGate({name!r})"
         self.name = name
-        self.timeout = float(_validate.seconds(owner, "timeout", timeout) or DEFAULT_TIMEOUT)
+        self.timeout = _validate.seconds(owner, "timeout", timeout, optional=True)
         self.budget = _validate.seconds(owner, "budget", budget, optional=True)
         self.bulkhead = _executor.Bulkhead(
             name,
@@ -785,8 +807,6 @@ class TrustGate(Generic[ClaimsT]):
                     # the next attempt's crossing continues this budget
                     self._carry.keep(carry_key, c.deadline.budget - c.deadline.remaining())
             except BaseException as exc:
-                from langgraph.errors import GraphBubbleUp
-
                 if not isinstance(exc, GraphBubbleUp):
                     logger.warning("gate %r crashed: %s", self.name, exc)
                 raise

@@ -251,6 +251,39 @@ class Report(BaseModel):
         return cls.model_validate(value)
 
 
+_DEFAULTS: dict[str, Any] = {}
+_FACTORIES: dict[str, Any] = {}
+for _name, _field in Report.model_fields.items():
+    if _field.default_factory is not None:
+        _FACTORIES[_name] = _field.default_factory
+    elif not _field.is_required():
+        _DEFAULTS[_name] = _field.default
+_NAMES = tuple(Report.model_fields)
+_set = object.__setattr__
+
+
+def built(**values: Any) -> Report:
+    """A report of data the gate itself built, without validating it: what
+    ``Report.model_construct(**values)`` makes (the same fields, defaults and set of
+    fields given), without pydantic's walk over every field of the model."""
+    d: dict[str, Any] = {}
+    for name in _NAMES:
+        if name in values:
+            d[name] = values[name]
+        elif name in _DEFAULTS:
+            d[name] = _DEFAULTS[name]
+        elif name in _FACTORIES:
+            d[name] = _FACTORIES[name]()
+        else:  # a required field the gate did not give: let pydantic say so
+            return Report.model_construct(**values)
+    m = Report.__new__(Report)
+    _set(m, "__dict__", d)
+    _set(m, "__pydantic_fields_set__", set(values))
+    _set(m, "__pydantic_extra__", None)
+    _set(m, "__pydantic_private__", None)
+    return m
+
+
 @dataclass(frozen=True, slots=True)
 class LoggedRow:
     """One report as read back (a row of the report log, an entry of the state's
@@ -338,9 +371,58 @@ def _items(value: Any) -> list[Any]:
     return list(value)
 
 
+class GateBody(dict[str, Any]):
+    """A report's sealed JSON form as the gate that sealed it writes it, with the typed
+    report it was made from (its seal set): the ``trust_reports`` channel takes that
+    report as it is, without checking the seal it just made or validating data the
+    gate built, and the checkpoint reuses this form instead of dumping it again.
+
+    Only this very object is vouched for: a copy, a pickle or any serializer's round
+    trip gives a plain dict, which is checked like any other write; and it is taken as
+    sealed only while it is sealed under the key gates seal under now (a worker with
+    another key vouches for nothing)."""
+
+    __slots__ = ("report",)
+
+    report: Report
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self),))
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        import copy
+
+        return copy.deepcopy(dict(self), memo)
+
+    def vouched(self) -> Report | None:
+        """The typed report, if this form is still sealed under the current key."""
+        seal = self.get(report_seal.SEAL_FIELD)
+        if not isinstance(seal, str):
+            return None
+        given = seal.partition(":")[0]
+        return self.report if given == report_seal.key_id(report_seal.report_key()) else None
+
+
 def gate_json(reports: Iterable[Report]) -> list[dict[str, Any]]:
-    """What a gate writes to ``trust_reports``: each report's JSON form, sealed."""
-    return [report_seal.seal(r.to_json_dict()) for r in reports]
+    """What a gate writes to ``trust_reports``: each report's JSON form, sealed (see
+    :class:`GateBody`)."""
+    out: list[dict[str, Any]] = []
+    for r in reports:
+        body = GateBody(report_seal.seal(r.to_json_dict()))
+        body.report = (
+            r
+            if r.seal == body[report_seal.SEAL_FIELD]
+            else r.model_copy(update={"seal": body["seal"]})
+        )
+        out.append(body)
+    return out
+
+
+def _vouched(item: Any) -> Report | None:
+    return item.vouched() if type(item) is GateBody else None
 
 
 def _body(item: Any) -> Any:
@@ -409,13 +491,22 @@ def _warn_refused(found: ReportList, what: str) -> None:
     )
 
 
-def admitted(value: Any) -> list[Report]:
+def admitted(
+    value: Any, forms: dict[int, tuple[Report, dict[str, Any]]] | None = None
+) -> list[Report]:
     """What the ``trust_reports`` channel takes from one write: the gate-sealed reports.
     Anything else (a report another node or the caller's input wrote, an edited one,
     something that is not a report, an ``Overwrite`` of the log) is refused, with a
-    warning: the channel holds gate reports only."""
+    warning: the channel holds gate reports only. ``forms`` collects the sealed form
+    of each report a gate of this process just wrote (by report)."""
     found = ReportList()
     for item in _items(value):
+        vouched = _vouched(item)
+        if vouched is not None:  # sealed by a gate of this process a moment ago
+            found.append(vouched)
+            if forms is not None:
+                forms[id(vouched)] = (vouched, item)
+            continue
         status, reason = report_seal.check(_body(item))
         report: Report | None = None
         if status == "sealed":
@@ -458,20 +549,29 @@ class ReportLog(BinaryOperatorAggregate[list[Report]]):
     Every write goes through :func:`add_reports` (an ``Overwrite`` too: it is not a
     report, so it is refused), so only reports a gate sealed get in. The JSON form of
     each report is computed once and reused: LangGraph snapshots every channel at every
-    step, and the log only ever grows.
+    step, and the log only ever grows; a report a gate of this process just wrote comes
+    with its form (:class:`GateBody`), which is reused as it is.
     """
 
     def __init__(self, typ: Any = list, operator: Any = add_reports) -> None:
         super().__init__(list, add_reports)
         self._json_src: list[Report] = []
         self._json: list[dict[str, Any]] = []
+        # the forms of reports that came in as GateBody, by report, until checkpointed
+        self._forms: dict[int, tuple[Report, dict[str, Any]]] = {}
 
     def update(self, values: Sequence[Any]) -> bool:
-        fresh = [r for value in values for r in admitted(value)]
+        fresh = [r for value in values for r in admitted(value, self._forms)]
         if not fresh:
             return False
         self.value = _merge(_coerce_list(self.value if isinstance(self.value, list) else []), fresh)
         return True
+
+    def _form(self, report: Any) -> dict[str, Any]:
+        known = self._forms.get(id(report))
+        if known is not None and known[0] is report:
+            return known[1]
+        return Report.coerce(report).to_json_dict()
 
     def checkpoint(self) -> Any:
         value: Any = super().checkpoint()
@@ -482,8 +582,9 @@ class ReportLog(BinaryOperatorAggregate[list[Report]]):
             done += 1
         if done == len(value) == len(src):
             return self._json
-        self._json = self._json[:done] + [Report.coerce(r).to_json_dict() for r in value[done:]]
+        self._json = self._json[:done] + [self._form(r) for r in value[done:]]
         self._json_src = list(value)
+        self._forms.clear()
         return self._json
 
     def from_checkpoint(self, checkpoint: Any) -> Self:

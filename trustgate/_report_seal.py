@@ -26,6 +26,8 @@ warning that says so, never shown as crossings.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import hmac
 import json
 import logging
@@ -74,10 +76,27 @@ def adopt(key: SealKey) -> None:
             )
 
 
+_ENVIRON = os.environ
+_RAW: Any = getattr(_ENVIRON, "_data", None)
+_ENCODE: Any = getattr(_ENVIRON, "encodekey", None)
+_DECODE: Any = getattr(_ENVIRON, "decodevalue", None)
+_RAW_KEYS = {name: _ENCODE(name) for name in (KEY_ENV, KEY_FILE_ENV)} if _ENCODE is not None else {}
+
+
+def _setting(name: str) -> str | None:
+    """``os.environ.get(name)`` for the two key settings, read every time (a test or
+    a supervisor may set them at any moment) without the two exceptions a missing
+    name costs through the mapping: every report is sealed, and admitted, under it."""
+    if os.environ is _ENVIRON and isinstance(_RAW, dict) and _DECODE is not None:
+        raw = _RAW.get(_RAW_KEYS[name])
+        return None if raw is None else str(_DECODE(raw))
+    return os.environ.get(name)
+
+
 def report_key() -> SealKey:
     """The key gates seal under: the configured ledger key, else one random key for
     this process (kept, so every gate and reader of the process agrees)."""
-    where = (os.environ.get(KEY_ENV) or None, os.environ.get(KEY_FILE_ENV) or None)
+    where = (_setting(KEY_ENV) or None, _setting(KEY_FILE_ENV) or None)
     key = _keys.get(where)
     if key is None:
         with _keys_lock:
@@ -94,18 +113,50 @@ def report_key() -> SealKey:
     return key
 
 
+# json.dumps(..., sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr),
+# with its encoder made once
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
+
+
 def _canonical(body: Mapping[str, Any]) -> bytes:
     unsealed = {k: v for k, v in body.items() if k != SEAL_FIELD}
-    text = json.dumps(
-        unsealed, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
-    )
-    return text.encode("utf-8", "surrogatepass")
+    return _ENCODER.encode(unsealed).encode("utf-8", "surrogatepass")
+
+
+@functools.lru_cache(maxsize=16)
+def key_id(key: SealKey) -> str:
+    """``key.key_id``, computed once per key (an HMAC of its own)."""
+    return key.key_id
+
+
+@functools.lru_cache(maxsize=16)
+def _pads(key: SealKey) -> tuple[hashlib._Hash, hashlib._Hash]:
+    """The key's HMAC-SHA256 inner and outer hashes, primed once (RFC 2104): each MAC
+    then copies them instead of setting up an HMAC from the key again."""
+    secret = key.secret
+    if len(secret) > hashlib.sha256().block_size:
+        secret = hashlib.sha256(secret).digest()
+    secret = secret.ljust(hashlib.sha256().block_size, b"\0")
+    inner = hashlib.sha256(bytes(b ^ 0x36 for b in secret))
+    outer = hashlib.sha256(bytes(b ^ 0x5C for b in secret))
+    inner.update(_CONTEXT)
+    return inner, outer
+
+
+def _mac(key: SealKey, payload: bytes) -> str:
+    """``key.mac(_CONTEXT, payload)``: HMAC-SHA256 of the context and ``payload``."""
+    inner, outer = _pads(key)
+    h = inner.copy()
+    h.update(payload)
+    o = outer.copy()
+    o.update(h.digest())
+    return o.hexdigest()
 
 
 def seal(body: dict[str, Any]) -> dict[str, Any]:
     """``body`` (a report's JSON form) with the gate's seal set, in place."""
     key = report_key()
-    body[SEAL_FIELD] = f"{key.key_id}:{key.mac(_CONTEXT, _canonical(body))}"
+    body[SEAL_FIELD] = f"{key_id(key)}:{_mac(key, _canonical(body))}"
     return body
 
 
@@ -117,19 +168,19 @@ def check(body: Any) -> tuple[SealStatus, str | None]:
     given = body.get(SEAL_FIELD)
     if not isinstance(given, str) or not given:
         return "unsealed", "it carries no gate seal: no gate wrote it"
-    key_id, _, mac = given.partition(":")
+    given_id, _, mac = given.partition(":")
     key = report_key()
-    if key_id != key.key_id:  # this process's own, sealed before it adopted a key
-        key = _earlier.get(key_id, key)
-    if key_id != key.key_id:
+    if given_id != key_id(key):  # this process's own, sealed before it adopted a key
+        key = _earlier.get(given_id, key)
+    if given_id != key_id(key):
         return "unsealed", (
-            f"it is sealed under another key (key id {key_id!r}): written by a process "
+            f"it is sealed under another key (key id {given_id!r}): written by a process "
             f"with another ledger key, or by none (configure {KEY_ENV} for every worker)"
         )
     try:
         payload = _canonical(body)
     except (TypeError, ValueError) as exc:
         return "unreadable", f"it cannot be read as a report: {exc}"
-    if not hmac.compare_digest(mac, key.mac(_CONTEXT, payload)):
+    if not hmac.compare_digest(mac, _mac(key, payload)):
         return "forged", "it does not match its seal: edited after a gate wrote it"
     return "sealed", None

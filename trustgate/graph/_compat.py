@@ -9,6 +9,7 @@ run. Everything else in trustgate uses these functions and public APIs.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import dataclasses
 import functools
@@ -240,6 +241,33 @@ def _aside(
     return saver, cfg, f"{info.task_id}~trustgate~{suffix or secrets.token_hex(6)}"
 
 
+def _step_checkpoint_save(config: Mapping[str, Any]) -> Any:
+    """The save of the running step's own checkpoint, while it may still be on its way.
+
+    Under ``durability="async"`` (LangGraph's default) a step's checkpoint is saved in
+    the background while the step's tasks run. A release recorded beside a checkpoint
+    that is not saved yet is lost with it if the worker dies first: the resumed run
+    starts a step earlier, under other task ids, and decides the crossing anew. So a
+    release is recorded only once its checkpoint is saved. The loop is reached through
+    the task's call hook (it schedules the tasks it starts on the loop); ``None`` when it
+    cannot be (another LangGraph, a task outside a loop): then nothing is waited for."""
+    call = conf(config).get(_k().CONFIG_KEY_CALL)
+    keywords = getattr(call, "keywords", None)
+    schedule = keywords.get("schedule_task") if isinstance(keywords, dict) else None
+    loop = getattr(schedule, "__self__", None)
+    pending = getattr(loop, "_put_checkpoint_fut", None)
+    if pending is None or not hasattr(pending, "done"):
+        return None
+    return pending  # a save that finished (or failed) answers at once
+
+
+def persists(config: Mapping[str, Any]) -> bool:
+    """Whether the run has somewhere to keep writes beside its task (a checkpointer and
+    a thread): without one there is nothing to keep a release record in, and no run
+    of the task again to deliver it to."""
+    return _aside(config, RELEASED) is not None
+
+
 def _graph_ns(ns: str) -> str:
     k = _k()
     return ns.rsplit(k.NS_SEP, 1)[0] if k.NS_SEP in ns else ""
@@ -302,6 +330,9 @@ def persist_beside(
     if target is None:
         return False
     saver, cfg, task = target
+    pending = _step_checkpoint_save(config)
+    if pending is not None and not isinstance(pending, asyncio.Future):
+        pending.result()  # a failed save raises here: the report is not recorded
     saver.put_writes(cfg, list(writes), task)
     return True
 
@@ -314,6 +345,9 @@ async def apersist_beside(
     if target is None:
         return False
     saver, cfg, task = target
+    pending = _step_checkpoint_save(config)
+    if pending is not None:
+        await (pending if isinstance(pending, asyncio.Future) else asyncio.wrap_future(pending))
     try:
         await saver.aput_writes(cfg, list(writes), task)
     except NotImplementedError:

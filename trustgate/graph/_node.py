@@ -41,10 +41,11 @@ from trustgate._gate import (
     run_verifier,
 )
 from trustgate._output import NodeOutput
-from trustgate._report import REPORTS_KEY, Report, for_stream, gate_json
+from trustgate._report import REPORTS_KEY, GateBody, Report, for_stream, gate_json
 from trustgate.errors import ConfigurationError, GateHalted, ReviewSealError
 from trustgate.graph import _compat
 from trustgate.graph._gatelog import GateLog, reports_in
+from trustgate.graph._isolate import CannotIsolate, isolate
 from trustgate.graph._streams import Feedback, StreamHold, stop_collecting
 from trustgate.policies._decision import GATE_MESSAGE_PREFIX, Rerender
 from trustgate.readers import covered
@@ -235,7 +236,8 @@ def _unseal(
 
 
 # what the crossing loop asks its driver to do: ("call", input), ("chain", (output,
-# context, durable)), ("keep_checkpoints", hold), ("keep_aside", reports), ("store", ops),
+# context, durable)), ("keep_checkpoints", hold), ("keep_aside", reports or their
+# writes), ("store", ops),
 # ("release", (hold, how)): replay the held streams
 _Effect = tuple[str, Any]
 
@@ -253,7 +255,14 @@ def _persisted(arg: Sequence[Any]) -> list[tuple[str, Any]]:
 
 def _delivery(arg: Sequence[Any]) -> int:
     """Which delivery a persist effect records: a redelivery's reports count it."""
-    return max((r.deliveries for r in arg if isinstance(r, Report)), default=1)
+    reports = [r for r in arg if isinstance(r, Report)] or [
+        body.report
+        for write in arg
+        if isinstance(write, tuple) and write[0] == REPORTS_KEY
+        for body in write[1]
+        if isinstance(body, GateBody)
+    ]
+    return max((r.deliveries for r in reports), default=1)
 
 
 class _Paused(Exception):
@@ -334,9 +343,15 @@ def _private(input: Any) -> Any:
     LangGraph hands a node the very objects its channels hold, so a node that changes
     them in place (``section.content = draft``, ``state["messages"][-1].content = ...``)
     changes the graph's state without returning anything: a write no gate would see. A
-    guarded node works on a deep copy instead; what it changes reaches the graph only
-    through what it returns, and that is what the gates check (against the original).
-    A value that cannot be copied (a client, a lock) is shared, and logged."""
+    guarded node works on a deep copy instead (:func:`~trustgate.graph._isolate.isolate`,
+    which copies plain data and messages at the speed of the C pickler); what it changes
+    reaches the graph only through what it returns, and that is what the gates check
+    (against the original). A value that cannot be copied (a client, a lock) is shared,
+    and logged."""
+    try:
+        return isolate(input)
+    except CannotIsolate as exc:
+        logger.debug("the fast copy of a node's input failed (%s); copying it by deepcopy", exc)
     try:
         return copy.deepcopy(input)
     except Exception as exc:
@@ -474,6 +489,7 @@ class GuardedNode:
         # not asked again)
         self._check: Any = _compat.durable(_checked, f"{name}_check") if durable else None
         self._native_async = _compat.has_native_async(inner)
+        self._declarations: tuple[tuple[Any, ...], dict[str, bool]] | None = None
         self._acheck: Any = _compat.durable(_achecked, f"{name}_check") if durable else None
 
     # -- running the original node ------------------------------------------------
@@ -700,8 +716,16 @@ class GuardedNode:
 
     def _declared(self, part: str) -> bool:
         """Whether every gate of the node declares ``part`` (a part no gate reads passes
-        only when all of them let it through)."""
-        return all(covered(part, g.passthrough) for g in self.gates)
+        only when all of them let it through). Worked out once per set of declarations
+        (a gate's ``passthrough`` replaced later is seen)."""
+        now = tuple(g.passthrough for g in self.gates)
+        known = self._declarations
+        if known is None or any(a is not b for a, b in zip(known[0], now, strict=True)):
+            known = self._declarations = (now, {})
+        found = known[1].get(part)
+        if found is None:
+            found = known[1][part] = all(covered(part, g.passthrough) for g in self.gates)
+        return found
 
     @property
     def _nested_passes(self) -> bool:
@@ -771,10 +795,11 @@ class GuardedNode:
         carry: list[Any],
         key: str,
         raised: bool,
+        writes: Sequence[tuple[str, Any]],
     ) -> Any:
         last = chain.last
         if last.route == "release":
-            self._record(config, reports)
+            self._record(config, writes)
         runtime = _compat.runtime(config)
         writer = getattr(runtime, "stream_writer", None)
         if last.route != "release" or last.output is None:
@@ -816,15 +841,18 @@ class GuardedNode:
         self,
         config: dict[str, Any],
         released: NodeOutput,
-        reports: Sequence[Report],
+        report_writes: Sequence[tuple[str, Any]],
         carry: Sequence[Any],
         key: str,
         raised: bool,
     ) -> list[tuple[str, Any]]:
         """What a release writes beside its task before anything acts on it: the
         reports, and (sealed) what it released, for a delivery after a crash. A release
-        that cannot be sealed is recorded by its reports alone (logged)."""
-        writes: list[tuple[str, Any]] = _report_writes(reports)
+        that cannot be sealed is recorded by its reports alone (logged); a run with no
+        checkpointer has nowhere to keep it, and nothing runs its task again."""
+        writes: list[tuple[str, Any]] = list(report_writes)
+        if not _compat.persists(config):
+            return writes
         try:
             payload = {
                 "value": released.rebuild(),
@@ -833,7 +861,7 @@ class GuardedNode:
                 "carry": list(carry),
                 "key": key,
                 "raised": raised,
-                "reports": [r.to_json_dict() for r in reports],
+                "reports": [body for _k, bodies in report_writes for body in bodies],
             }
             sealed = _seal(payload, config, quiet=True, key=_release_key())
             writes.append((RELEASE_CHANNEL, sealed))
@@ -862,11 +890,12 @@ class GuardedNode:
             "node %r ran again after a crash: its release is delivered again, as recorded",
             self.name,
         )
-        yield ("persist", reports)
+        writes = _report_writes(reports)
+        yield ("persist", writes)
         _hand_up(reports)
         if got["store"]:
             yield ("store", [_compat.put_op(op) for op in got["store"]])
-        self._record(config, reports)
+        self._record(config, writes)
         value = got["value"]
         if got["raised"]:
             value = _compat.readdress(value, config)
@@ -892,12 +921,12 @@ class GuardedNode:
             "values": values,
         }
 
-    def _record(self, config: dict[str, Any], reports: list[Report]) -> None:
+    def _record(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]]) -> None:
         """A released crossing's reports in the state: the task's own write to
-        ``trust_reports`` (they were made durable beside the task before the release;
-        a graph whose state is one root value has no channel for them)."""
+        ``trust_reports``, the very forms made durable beside the task before the
+        release (a graph whose state is one root value has no channel for them)."""
         if not self.root:
-            _compat.send(config, [(REPORTS_KEY, gate_json(reports))])
+            _compat.send(config, list(writes))
 
     # -- the loop: written once, driven sync or async --------------------------------
 
@@ -971,8 +1000,9 @@ class GuardedNode:
                 released = chain.last.output
                 everything = [*record, *reports]
                 _hand_up(everything)
+                writes = _report_writes(everything)  # sealed once, written everywhere
                 if chain.last.route != "release":
-                    yield ("keep_aside", everything)
+                    yield ("keep_aside", writes)
                 else:
                     # recorded before released: the report is durable before anything
                     # (a successor, a stream consumer) can act on the release
@@ -980,7 +1010,7 @@ class GuardedNode:
                         yield (
                             "persist",
                             self._release_record(
-                                config, chain.last.output, everything, carry, key, raised
+                                config, chain.last.output, writes, carry, key, raised
                             ),
                         )
                     except Exception as exc:
@@ -1008,7 +1038,7 @@ class GuardedNode:
                 if chain.last.route == "release" and released is not None:
                     yield ("store", released.store_writes)
                     yield ("release", (hold, self._release_how(released, carry)))
-                return self._finish(config, chain, everything, hold, carry, key, raised)
+                return self._finish(config, chain, everything, hold, carry, key, raised, writes)
             hold.close()
             if decision.carry:
                 key = decision.messages_key
@@ -1044,7 +1074,7 @@ class GuardedNode:
                         result = _compat.prior_release(config, RELEASE_CHANNEL)
                     elif kind == "keep_aside":
                         result = None
-                        writes = _report_writes(arg)
+                        writes = _persisted(arg)
                         _compat.keep_aside(config, writes)
                         if self.log is not None:
                             try:  # a halt is recorded in the log before it is raised
@@ -1101,7 +1131,7 @@ class GuardedNode:
                         result = await _compat.aprior_release(config, RELEASE_CHANNEL)
                     elif kind == "keep_aside":
                         result = None
-                        writes = _report_writes(arg)
+                        writes = _persisted(arg)
                         await _compat.akeep_aside(config, writes)
                         if self.log is not None:
                             try:  # a halt is recorded in the log before it is raised
