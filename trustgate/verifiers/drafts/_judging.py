@@ -21,6 +21,7 @@ from typing import Any
 from trustgate.errors import JudgeError, VerdictError
 from trustgate.verifiers.drafts.judge import (
     BATCH_CHARS,
+    THREAD_LIMIT,
     JudgeCache,
     JudgeSummary,
     Judgment,
@@ -35,10 +36,6 @@ from trustgate.verifiers.drafts.judge import (
 __all__ = ["Ask", "Outage", "Outcome", "arun", "run"]
 
 logger = logging.getLogger(__name__)
-
-THREAD_LIMIT = 600.0
-"""Seconds a sync judge may run on trustgate's threads in an async check (the check's
-own time limit, set by the gate, is normally far shorter)."""
 
 
 @dataclass(frozen=True, slots=True)

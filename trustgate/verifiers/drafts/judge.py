@@ -95,6 +95,9 @@ MAX_BATCH_SIZE: Final = 200
 BATCH_CHARS: Final = 16_000
 """A batch is closed early once its sentences hold this many characters (a single
 longer sentence goes alone)."""
+THREAD_LIMIT: Final = 600.0
+"""Seconds a sync judge may run on trustgate's threads in an async check (the check's
+own time limit, set by the gate, is normally far shorter)."""
 DEFAULT_CACHE_SIZE: Final = 4096
 
 
@@ -475,7 +478,6 @@ class FunctionJudge:
         if self.is_async:
             return await self.fn(sentences)
         from trustgate import _executor
-        from trustgate.verifiers.drafts._judging import THREAD_LIMIT
 
         return await _executor.run_async(lambda: self.fn(sentences), THREAD_LIMIT)
 
