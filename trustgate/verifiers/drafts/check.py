@@ -28,6 +28,11 @@ JUDGE_CODE = "judge"
 """The code of the passing finding that counts what the sentence judge did."""
 
 
+JUDGE_TIMEOUT = 60.0
+"""The limit of a draft check with a judge when none is given (the blind verifier's):
+the rules alone need none, a model call does."""
+
+
 class DraftCheck:
     """Run ``verify_draft`` on the claims (a text) against the ``record`` evidence.
 
@@ -63,8 +68,9 @@ class DraftCheck:
         from trustgate.verifiers.drafts.judge import as_judge
 
         self.rules = rules
-        self.timeout = timeout
         self.judge = None if judge is None else as_judge(judge)
+        # a judge is a model call: nothing waits on it forever, even when no limit was given
+        self.timeout = JUDGE_TIMEOUT if timeout is None and self.judge is not None else timeout
         # the gate awaits ``averify`` only when there is a judge's call to await
         self.is_async = self.judge is not None
 
