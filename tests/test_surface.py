@@ -1,13 +1,11 @@
-"""The public surface: a small documented root, families in public submodules, the
-previous release's names still working with a warning, and imports that cost only
-what they use."""
+"""The public surface: a small documented root, families in public submodules, and
+docstrings that teach it."""
 
 from __future__ import annotations
 
 import ast
 import importlib
 import importlib.util
-import json
 import re
 import textwrap
 import warnings
@@ -73,149 +71,6 @@ ROOT_API = {
     "__version__",
 }
 
-# The root of the previous release (139 names): each still imports, with a warning.
-PREVIOUS_ROOT = [
-    "Approval",
-    "ApprovedCitation",
-    "ApprovedPrice",
-    "Artifact",
-    "ArtifactIntegrityError",
-    "ArtifactLedger",
-    "AsyncPersistence",
-    "AsyncVerifier",
-    "AuditPath",
-    "AuditResult",
-    "AuditedCrossing",
-    "BlockToolCalls",
-    "Brief",
-    "CausalRule",
-    "Caveat",
-    "ChangeCheck",
-    "ChangeClaim",
-    "ChangesManifest",
-    "CitationId",
-    "CitationMatch",
-    "CitationPattern",
-    "CitationRelevanceRule",
-    "CitationReplay",
-    "ClaimParseError",
-    "ClaimsReader",
-    "ConfigurationError",
-    "Connector",
-    "DEFAULT_CITATION_PATTERNS",
-    "DEFAULT_RULES",
-    "Decision",
-    "DraftCheck",
-    "DraftSentence",
-    "DraftVerdict",
-    "Evidence",
-    "EvidenceRefused",
-    "EvidenceSet",
-    "EvidenceSources",
-    "FiguresRule",
-    "FileCitation",
-    "Finding",
-    "FromContext",
-    "FromKey",
-    "FromState",
-    "FunctionVerifier",
-    "Gap",
-    "GateHalted",
-    "GateResult",
-    "GitError",
-    "GroundedValue",
-    "GroundingCheck",
-    "Halt",
-    "HashCheck",
-    "HashClaim",
-    "HedgeRule",
-    "InMemoryLedger",
-    "InputError",
-    "InvalidCitation",
-    "KeptSentence",
-    "LangGraphCompatibilityError",
-    "LastAIText",
-    "LedgerConflict",
-    "Lexicon",
-    "Locator",
-    "ModelVerifier",
-    "OVERRIDE_NOTE",
-    "Override",
-    "OverrideKind",
-    "OverrideRecord",
-    "PatternRule",
-    "Persistence",
-    "Policy",
-    "PostgresLedger",
-    "Record",
-    "Redact",
-    "RegexCitationPattern",
-    "Removal",
-    "Report",
-    "ReportHistory",
-    "Rerender",
-    "Review",
-    "Routes",
-    "SampleRun",
-    "Segment",
-    "SelfReport",
-    "SentenceRule",
-    "SqliteLedger",
-    "StreamWrites",
-    "Telemetry",
-    "Testimony",
-    "ToolCallArgs",
-    "TrustBar",
-    "TrustGate",
-    "TrustReports",
-    "TrustReportsState",
-    "TrustgateError",
-    "UnsupportedText",
-    "Verdict",
-    "VerdictError",
-    "VerdictIssue",
-    "Verifier",
-    "Workspace",
-    "__version__",
-    "aaudit",
-    "aconnect",
-    "acquire_external",
-    "acquire_locators",
-    "answer_gap",
-    "areports",
-    "artifact_id",
-    "astream",
-    "astream_events",
-    "audit",
-    "check_artifact_refs",
-    "check_change_claim",
-    "check_changed_files",
-    "check_citations",
-    "check_hash_claim",
-    "check_integrity",
-    "configure_telemetry",
-    "connect",
-    "extract_citations",
-    "guard",
-    "guarded_nodes",
-    "history",
-    "meets_trust_bar",
-    "normalize_price",
-    "normalize_url",
-    "otel",
-    "parse_manifest",
-    "parse_verdict",
-    "replay_citation",
-    "replay_manifest",
-    "reports",
-    "reports_from_state",
-    "segment",
-    "stream",
-    "telemetry",
-    "verifier",
-    "verify_draft",
-]
-
 FAMILIES = {
     "trustgate.files": "Workspace FileCitation SelfReport ChangesManifest ChangeClaim HashClaim "
     "Locator parse_manifest replay_citation replay_manifest Artifact ArtifactLedger "
@@ -237,16 +92,6 @@ FAMILIES = {
     "trustgate.testing": "ScriptedChatModel lying_model honest_model assert_lie_blocked",
     "trustgate.pipelines": "PIPELINES load make_sample_repository",
     "trustgate.render": "to_text to_html",
-}
-
-DEPRECATED_MODULES = {
-    "trustgate.findings": "import Finding from trustgate",
-    "trustgate.report": "import Report, reports and areports from trustgate",
-    "trustgate.middleware": "import TrustGateMiddleware from trustgate.graph",
-    "trustgate.streaming": "a guarded graph holds its own streams",
-    "trustgate.wiring": "import guard and guarded_nodes from trustgate",
-    "trustgate.policy": "import policies from trustgate or trustgate.policies",
-    "trustgate.telemetry": "import trustgate.otel",
 }
 
 
@@ -294,97 +139,14 @@ def test_families_export_their_names(module: str) -> None:
             assert hasattr(mod, name), f"{module}.__all__ names {name!r}, which it lacks"
 
 
-@pytest.mark.parametrize("name", sorted(set(PREVIOUS_ROOT) - ROOT_API - {"otel", "telemetry"}))
-def test_previous_root_names_still_import_with_a_warning(name: str) -> None:
-    with pytest.warns(DeprecationWarning, match=rf"trustgate\.{name} is deprecated") as caught:
-        obj = getattr(trustgate, name)
-    message = str(caught[0].message)
-    _module, _attr, advice = trustgate._DEPRECATED[name]
-    assert advice in message
-    # the new place the warning names holds the very same object
-    for token in message.split():
-        place = token.strip("():,")
-        if place.startswith("trustgate.") and place.count(".") >= 2 and not place.endswith("."):
-            module, _, attr = place.rpartition(".")
-            assert getattr(importlib.import_module(module), attr) is obj, place
-
-
-def test_previous_root_submodules() -> None:
+def test_public_submodules_are_reached_from_the_root() -> None:
     assert trustgate.otel is importlib.import_module("trustgate.otel")
-    assert "telemetry" in trustgate._DEPRECATED  # (its import warns: test_telemetry)
-
-
-def test_old_module_paths_hold_the_same_objects() -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from trustgate.findings import Finding
-        from trustgate.middleware import TrustGateMiddleware
-        from trustgate.report import Report, TrustReports
-    from trustgate import graph
-
-    assert Finding is trustgate.Finding and Report is trustgate.Report
-    assert TrustReports is graph.TrustReports
-    assert TrustGateMiddleware is graph.TrustGateMiddleware
 
 
 def _python_files() -> list[Path]:
     files = [*ROOT.glob("trustgate/**/*.py"), *ROOT.glob("examples/*.py")]
     files += [*ROOT.glob("graphs/*.py"), *ROOT.glob("bench/*.py")]
-    shims = {ROOT / "trustgate" / f"{m.rpartition('.')[2]}.py" for m in DEPRECATED_MODULES}
-    return sorted(f for f in files if f not in shims and "_demo/data" not in str(f))
-
-
-def test_product_code_uses_no_deprecated_module_or_root_name() -> None:
-    deprecated_names = set(trustgate._DEPRECATED)
-    problems: list[str] = []
-    for path in _python_files():
-        tree = ast.parse(path.read_text(), filename=str(path))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                if node.module in DEPRECATED_MODULES:
-                    problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.module}")
-                if node.module == "trustgate":
-                    for alias in node.names:
-                        if alias.name in deprecated_names:
-                            problems.append(
-                                f"{path.relative_to(ROOT)}:{node.lineno}: trustgate.{alias.name}"
-                            )
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.name in DEPRECATED_MODULES:
-                        problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: {alias.name}")
-            elif (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and node.value.id == "trustgate"
-                and node.attr in deprecated_names
-            ):
-                problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: trustgate.{node.attr}")
-    assert not problems, "\n".join(problems)
-
-
-def test_notebooks_use_no_deprecated_import() -> None:
-    problems: list[str] = []
-    for nb in sorted(ROOT.glob("examples/*.ipynb")):
-        for cell in json.loads(nb.read_text())["cells"]:
-            if cell["cell_type"] != "code":
-                continue
-            source = "".join(cell["source"])
-            tree = ast.parse("\n".join(ln for ln in source.splitlines() if not ln.startswith("%")))
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ImportFrom) and node.module in DEPRECATED_MODULES:
-                    problems.append(f"{nb.name}: {node.module}")
-                if isinstance(node, ast.ImportFrom) and node.module == "trustgate":
-                    bad = [a.name for a in node.names if a.name in trustgate._DEPRECATED]
-                    problems += [f"{nb.name}: trustgate.{n}" for n in bad]
-                if (
-                    isinstance(node, ast.Attribute)
-                    and isinstance(node.value, ast.Name)
-                    and node.value.id == "trustgate"
-                    and node.attr in trustgate._DEPRECATED
-                ):
-                    problems.append(f"{nb.name}: trustgate.{node.attr}")
-    assert not problems, problems
+    return sorted(f for f in files if "_demo/data" not in str(f))
 
 
 def test_install_hints_name_the_distribution() -> None:
@@ -459,13 +221,9 @@ def test_docstring_examples_parse_and_import_what_exists() -> None:
                     if isinstance(imp, ast.ImportFrom) and (imp.module or "").startswith(
                         "trustgate"
                     ):
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore", DeprecationWarning)
-                            module = importlib.import_module(str(imp.module))
+                        module = importlib.import_module(str(imp.module))
                         for a in imp.names:
-                            if imp.module == "trustgate" and a.name in trustgate._DEPRECATED:
-                                problems.append(f"{where}: trustgate.{a.name} is deprecated")
-                            elif not hasattr(module, a.name) and (
+                            if not hasattr(module, a.name) and (
                                 importlib.util.find_spec(f"{imp.module}.{a.name}") is None
                             ):
                                 problems.append(f"{where}: {imp.module}.{a.name} does not exist")

@@ -25,7 +25,6 @@ from trustgate._findings import Finding
 from trustgate.errors import ConfigurationError
 
 __all__ = [
-    "AsyncVerifier",
     "Evidence",
     "EvidenceSources",
     "FromContext",
@@ -261,13 +260,6 @@ class Verifier(Protocol[ClaimsT_contra]):
     timeout: float | None
 
     def verify(self, claims: ClaimsT_contra, evidence: Evidence) -> list[Finding]: ...
-
-
-@runtime_checkable
-class AsyncVerifier(Verifier[ClaimsT_contra], Protocol[ClaimsT_contra]):
-    """A :class:`Verifier` with a native coroutine implementation."""
-
-    async def averify(self, claims: ClaimsT_contra, evidence: Evidence) -> list[Finding]: ...
 
 
 def _as_findings(name: str, result: Any) -> list[Finding]:
