@@ -97,16 +97,6 @@ def open_pool(
     return bounded_pool(pg_target(url, read_only=read_only), max_size=max_size, name=name)
 
 
-def redact(url: str) -> str:
-    """The URL without its password, for error messages."""
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        creds, host = rest.rsplit("@", 1)
-        user = creds.split(":", 1)[0]
-        return f"{scheme}://{user}:***@{host}" if ":" in creds else url
-    return url
-
-
 class PostgresLedger(ArtifactLedger):
     """Artifacts in PostgreSQL, immutable across every process that shares the database.
 
