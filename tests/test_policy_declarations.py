@@ -1,6 +1,9 @@
-"""guard() asks a policy whether it may pause for a person (``pauses``) instead of
-testing for the Review class: a policy of one's own that asks keeps the node's output
-across the pause, so a resumed run judges the output it paused on."""
+"""What a policy declares, read by guard() and the gate instead of testing its class or
+letting it build a verifier.
+
+``pauses``: a policy of one's own that asks a person keeps the node's output across
+the pause, so a resumed run judges the output it paused on. ``needs_check``: Redact
+names the check whose fixes it applies; the gate runs it when its verifiers lack one."""
 
 from __future__ import annotations
 
@@ -11,9 +14,12 @@ from _gate_support import LIE, cfg, inspector, reviewer_graph
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from trustgate import TrustGate
 from trustgate._report import reports
+from trustgate.drafts import DraftCheck
 from trustgate.graph import guard
-from trustgate.policies import CrossingView, Review
+from trustgate.policies import CrossingView, Redact, Review
+from trustgate.readers import LastAIText
 from trustgate.testing import lying_model
 
 pytestmark = pytest.mark.unit
@@ -51,3 +57,15 @@ def test_a_policy_that_declares_a_pause_keeps_the_output_across_it() -> None:
 
 def test_review_declares_that_it_pauses() -> None:
     assert Review.pauses is True
+
+
+def test_redact_declares_the_check_it_applies_and_builds_none() -> None:
+    rules = [object()]
+    assert Redact().needs_check == (DraftCheck, {})
+    assert Redact(rules=rules).needs_check == (DraftCheck, {"rules": rules})
+    built = TrustGate("g", reads=LastAIText(), policy=Redact(rules=rules)).verifiers
+    (check,) = [v for v in built if isinstance(v, DraftCheck)]
+    assert check.rules is rules  # the gate built it, with the policy's rules
+    given = DraftCheck()
+    mine = TrustGate("g", reads=LastAIText(), verifiers=[given], policy=Redact())
+    assert [v for v in mine.verifiers if isinstance(v, DraftCheck)] == [given]
