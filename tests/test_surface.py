@@ -88,10 +88,10 @@ SURFACE: dict[str, str] = {
     ),
     "trustgate.drafts": (
         "CausalRule CitationRelevanceRule DEFAULT_RULES DraftCheck DraftSentence DraftVerdict "
-        "FiguresRule FunctionJudge Gap HedgeRule InvalidCitation JUDGE_PROMPT JudgeCache "
-        "JudgeSummary Judgment KeptSentence Lexicon ModelJudge PatternRule Record Removal "
-        "Segment SentenceJudge SentenceRule Testimony UnsupportedText answer_gap "
-        "averify_draft parse_judgments segment verify_draft"
+        "FiguresRule FunctionJudge GAP_LABEL Gap HedgeRule InvalidCitation JUDGE_PROMPT "
+        "JudgeCache JudgeSummary Judgment KeptSentence Lexicon ModelJudge PatternRule Record "
+        "Removal Segment SentenceJudge SentenceRule Testimony UnsupportedText answer_gap "
+        "averify_draft parse_judgments segment testimony_text verify_draft"
     ),
     "trustgate.errors": (
         "ArtifactIntegrityError ClaimParseError ClaimTooLarge ConfigurationError "
@@ -251,6 +251,56 @@ def test_each_public_module_exports_exactly_its_listed_names(module: str) -> Non
     assert listed - set(exported) == set(), f"{module}: listed names it no longer exports"
     for name in exported:
         assert hasattr(mod, name), f"{module}.__all__ names {name!r}, which it lacks"
+
+
+def _imports(path: Path) -> list[tuple[int, str, str | None]]:
+    """``(line, module, name)`` for each ``from trustgate... import name`` and
+    ``import trustgate...`` in ``path`` (code, not docstrings)."""
+    found: list[tuple[int, str, str | None]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[0] == "trustgate":
+                found += [(node.lineno, node.module, a.name) for a in node.names]
+        elif isinstance(node, ast.Import):
+            found += [
+                (node.lineno, a.name, None) for a in node.names if a.name.startswith("trustgate")
+            ]
+    return found
+
+
+def _is_submodule(package: str, name: str) -> bool:
+    return importlib.util.find_spec(f"{package}.{name}") is not None
+
+
+def test_nothing_in_the_package_imports_the_root_but_the_reference_pipelines() -> None:
+    """The root is the facade users import; the library's own modules reach each other
+    directly. The reference pipelines are written as the user code they model, so they
+    import the root's names from the root."""
+    problems: list[str] = []
+    for path in sorted(ROOT.glob("trustgate/**/*.py")):
+        rel = path.relative_to(ROOT)
+        if "_demo/data" in str(path) or rel.parts[:2] == ("trustgate", "pipelines"):
+            continue
+        for line, module, name in _imports(path):
+            if module == "trustgate" and (name is None or not _is_submodule(module, name)):
+                problems.append(f"{rel}:{line}: imports {name or 'trustgate'} from the root")
+    assert not problems, "\n".join(problems)
+
+
+def test_reference_pipelines_import_public_names_only() -> None:
+    """Users copy the reference pipelines: what they import is the public API (and the
+    pipelines' own sample-data and model helpers, which a copy replaces)."""
+    problems: list[str] = []
+    for path in sorted(ROOT.glob("trustgate/pipelines/*.py")):
+        if path.name == "_common.py":
+            continue
+        for line, module, name in _imports(path):
+            if module == "trustgate.pipelines._common" or module in SURFACE:
+                if module == "trustgate" and name not in ROOT_API:
+                    problems.append(f"{path.name}:{line}: trustgate.{name} is private")
+                continue
+            problems.append(f"{path.name}:{line}: {module} is private")
+    assert not problems, "\n".join(problems)
 
 
 def test_public_submodules_are_reached_from_the_root() -> None:
