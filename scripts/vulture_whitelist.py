@@ -46,7 +46,6 @@ markdown
 requested  # the audit's stub chat model: a pydantic field, shown in its repr
 handle_startendtag  # html.parser.HTMLParser hook
 _.validateLink  # markdown-it-py's link validator, replaced on the parser instance
-typ  # ReportLog(typ, operator): the signature LangGraph builds a channel with
 model_post_init  # pydantic hook
 _.after_model  # langchain AgentMiddleware hooks
 _.aafter_model
