@@ -102,7 +102,7 @@ class PostgresLedger(ArtifactLedger):
 
     Args:
         conn: a connection URL (the ledger opens and owns a small pool), or a
-            ``psycopg_pool.ConnectionPool`` the caller owns (``trustgate.connect``
+            ``psycopg_pool.ConnectionPool`` the caller owns (``trustgate.persistence.connect``
             passes the pool its checkpointer uses, so everything is one database).
         key: the key rows are sealed under (see :mod:`trustgate.evidence.keys`);
             every worker sharing the database needs the same one

@@ -44,8 +44,8 @@ class Persistence:
       ``SqliteSaver`` / ``PostgresSaver`` (set up), for ``compile``; the wrapped
       saver is ``checkpointer.saver``;
     * ``store``: ``SqliteStore`` / ``PostgresStore`` (set up), for ``compile``;
-    * ``ledger``: the artifact ledger (:class:`~trustgate.SqliteLedger` /
-      :class:`~trustgate.PostgresLedger`);
+    * ``ledger``: the artifact ledger (:class:`~trustgate.files.SqliteLedger` /
+      :class:`~trustgate.files.PostgresLedger`);
     * ``report_log``: :class:`~trustgate.persistence.ReportHistory` over every
       logged crossing.
     """
