@@ -28,5 +28,5 @@ def sources(evidence: Evidence) -> None:
 
 
 def misuse(evidence: Evidence) -> None:
-    evidence.record.lines  # type: ignore[union-attr]  # may be absent: use require()
+    print(evidence.record.lines)  # type: ignore[union-attr]  # may be absent: use require()
     Evidence(ledger="not a ledger")  # type: ignore[arg-type]
