@@ -29,9 +29,7 @@ streamed  # LieCheck.streamed
 skipped  # a draft sentence's reading: why it is not an assertion (shown in verdicts)
 replaced  # Gap.replaced: the span of the draft the gap question stands in
 judgments  # EvidenceSet.judgments: part of the evidence-set file format
-input_value  # trustgate.telemetry.crossing_span(input_value=...): deprecated, accepted
 dropped_spans  # Telemetry.dropped_spans: what a full background export queue dropped
-output_value  # trustgate.telemetry.finish_crossing(output_value=...): deprecated, accepted
 
 # --- fields of the reference pipelines' graph states (LangGraph reads them) -------------
 action_items
@@ -48,7 +46,6 @@ markdown
 requested  # the audit's stub chat model: a pydantic field, shown in its repr
 handle_startendtag  # html.parser.HTMLParser hook
 _.validateLink  # markdown-it-py's link validator, replaced on the parser instance
-typ  # ReportLog(typ, operator): the signature LangGraph builds a channel with
 model_post_init  # pydantic hook
 _.after_model  # langchain AgentMiddleware hooks
 _.aafter_model
@@ -70,5 +67,3 @@ _._kept_as_tuple  # drafts/verify.DraftVerdict: pydantic calls its field seriali
 _.expanded  # drafts/_grammar/data.Classes: every example as a sentence, which the tests run
 _.dispatch_table  # graph/_isolate: the pickler reads its reducers there
 _.find_class  # graph/_isolate: the unpickler calls it for the copy instructions
-
-# --- under rework on main (the gate's bypass fixes); the owner decides whether it stays --

@@ -175,6 +175,7 @@ def test_modules_that_log_use_their_own_logger() -> None:
 def test_a_swallowed_inspection_error_is_logged(caplog: pytest.LogCaptureFixture) -> None:
     """The audit's walk through a node's objects: an object that refuses inspection is
     skipped, with a warning saying what was not seen."""
+    from trustgate._audit._crossings import _static_crossings
     from trustgate._audit._discovery import _Finder
 
     class Refuses:
@@ -183,5 +184,5 @@ def test_a_swallowed_inspection_error_is_logged(caplog: pytest.LogCaptureFixture
             raise RuntimeError("no peeking")
 
     with caplog.at_level(logging.WARNING, logger="trustgate._audit._discovery"):
-        _Finder().walk(Refuses(), "node 'x'")
+        _Finder(subgraphs=_static_crossings).walk(Refuses(), "node 'x'")
     assert any("could not be inspected" in r.getMessage() for r in caplog.records)

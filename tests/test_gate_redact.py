@@ -10,7 +10,6 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from trustgate._deprecated import stream
 from trustgate._gate import TrustGate
 from trustgate._report import TrustReports
 from trustgate.evidence.record import Record
@@ -103,8 +102,7 @@ def test_invalid_citation_dropped() -> None:
 
 def test_no_token_of_a_deleted_sentence_is_streamed() -> None:
     parts = list(
-        stream(
-            _app(lying_model(INVENTED)),
+        _app(lying_model(INVENTED)).stream(
             {"messages": [HumanMessage("draft")], "record": RECORD},
             stream_mode=["messages", "updates", "values"],
         )

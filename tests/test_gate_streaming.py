@@ -10,7 +10,6 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from trustgate._deprecated import astream, astream_events, stream
 from trustgate._findings import Cut, Finding
 from trustgate._gate import TrustGate
 from trustgate._report import TrustReports
@@ -79,7 +78,7 @@ def _tokens(parts: list[Any]) -> list[str]:
 
 def test_honest_run_streams_in_chunks() -> None:
     app = app_for(honest_model(HONEST), Halt())
-    parts = list(stream(app, {"messages": [HumanMessage("go")]}, stream_mode="messages"))
+    parts = list(app.stream({"messages": [HumanMessage("go")]}, stream_mode="messages"))
     tokens = [t for t in _tokens(parts) if t]
     assert len(tokens) > 5  # really token by token
     assert "".join(tokens) == HONEST
@@ -88,7 +87,7 @@ def test_honest_run_streams_in_chunks() -> None:
 def test_lying_run_no_token_of_the_removed_citation() -> None:
     app = app_for(lying_model(LIE, LIE), Rerender(to="writer", then=Caveat()))
     parts = list(
-        stream(app, {"messages": [HumanMessage("go")]}, stream_mode=["messages", "updates"])
+        app.stream({"messages": [HumanMessage("go")]}, stream_mode=["messages", "updates"])
     )
     streamed = "".join(str(d[0].content) for m, d in parts if m == "messages")
     assert "9.2" not in streamed.split("\n\n", 1)[-1]
@@ -101,8 +100,8 @@ def test_halted_run_streams_nothing_of_the_lie() -> None:
     app = app_for(lying_model(LIE), Halt())
     seen: list[Any] = []
     with pytest.raises(GateHalted):
-        for part in stream(
-            app, {"messages": [HumanMessage("go")]}, stream_mode=["messages", "values"]
+        for part in app.stream(
+            {"messages": [HumanMessage("go")]}, stream_mode=["messages", "values"]
         ):
             seen.append(part)
     assert not [p for p in seen if p[0] == "messages"]
@@ -144,7 +143,7 @@ def test_fabricated_tool_argument_never_streamed() -> None:
     g.add_node("agent", agent)
     g.add_edge(START, "agent")
     app = guard(g, {"agent": gate}).compile()
-    parts = list(stream(app, {"messages": [HumanMessage("go")]}, stream_mode="messages"))
+    parts = list(app.stream({"messages": [HumanMessage("go")]}, stream_mode="messages"))
     assert "return 42" not in repr(parts)
     call_ids = {c.get("id") for chunk, _ in parts for c in getattr(chunk, "tool_calls", [])}
     # the first answer's tokens were held and dropped; the consumer sees the released
@@ -160,8 +159,8 @@ def test_subgraphs_true() -> None:
     app = outer.compile()
     seen: list[Any] = []
     with pytest.raises(GateHalted):
-        for part in stream(
-            app, {"messages": [HumanMessage("go")]}, stream_mode="messages", subgraphs=True
+        for part in app.stream(
+            {"messages": [HumanMessage("go")]}, stream_mode="messages", subgraphs=True
         ):
             seen.append(part)
     assert "ISO" not in repr(seen)
@@ -169,8 +168,7 @@ def test_subgraphs_true() -> None:
     honest.add_node("sub", app_for(honest_model(HONEST), Halt()))
     honest.add_edge(START, "sub")
     parts = list(
-        stream(
-            honest.compile(),
+        honest.compile().stream(
             {"messages": [HumanMessage("go")]},
             stream_mode="messages",
             subgraphs=True,
@@ -184,12 +182,12 @@ async def test_astream_and_events() -> None:
     app = app_for(honest_model(HONEST), Halt())
     tokens = [
         str(c.content)
-        async for c, _m in astream(app, {"messages": [HumanMessage("go")]}, stream_mode="messages")
+        async for c, _m in app.astream({"messages": [HumanMessage("go")]}, stream_mode="messages")
     ]
     assert "".join(tokens) == HONEST and len(tokens) > 5
 
     lying = app_for(lying_model(LIE, LIE), Rerender(to="writer", then=Caveat()))
-    events = [e async for e in astream_events(lying, {"messages": [HumanMessage("go")]})]
+    events = [e async for e in lying.astream_events({"messages": [HumanMessage("go")]})]
     # what the writer's model streamed was held, then dropped (both attempts were
     # rewritten): no model event reaches the consumer, the lie is in none of them
     model_events = [e for e in events if e["event"].startswith(("on_chat_model", "on_llm"))]
@@ -201,7 +199,7 @@ async def test_astream_and_events() -> None:
     assert "9.2" not in released.split("\n\n", 1)[1]
 
     fresh = app_for(honest_model(HONEST), Halt())
-    honest = [e async for e in astream_events(fresh, {"messages": [HumanMessage("go")]})]
+    honest = [e async for e in fresh.astream_events({"messages": [HumanMessage("go")]})]
     chunks = [e for e in honest if e["event"] == "on_chat_model_stream"]
     assert "".join(str(e["data"]["chunk"].content) for e in chunks) == HONEST
 
@@ -210,8 +208,8 @@ def test_task_and_debug_views_do_not_show_held_input() -> None:
     app = app_for(lying_model(LIE), Halt())
     seen: list[Any] = []
     with pytest.raises(GateHalted):
-        for part in stream(
-            app, {"messages": [HumanMessage("go")]}, stream_mode=["tasks", "debug", "messages"]
+        for part in app.stream(
+            {"messages": [HumanMessage("go")]}, stream_mode=["tasks", "debug", "messages"]
         ):
             seen.append(part)
     text = repr(seen)

@@ -1,4 +1,4 @@
-"""trustgate.connect / aconnect, the report log and ``trustgate history``, on both backends.
+"""persistence.connect / aconnect, the report log and ``trustgate history``, on both backends.
 
 Each test runs on SQLite (a file under tmp_path) and on a real PostgreSQL database
 (``pg_url``). The multi-process guarantees live in ``test_persistence_pg.py``.
@@ -24,7 +24,7 @@ from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from langgraph.store.sqlite import AsyncSqliteStore, SqliteStore
 
 import trustgate
-from trustgate import ConfigurationError
+from trustgate import ConfigurationError, persistence
 from trustgate.cli import main
 from trustgate.errors import GateHalted, InputError
 from trustgate.files import Locator, PostgresLedger, SqliteLedger, Workspace
@@ -70,7 +70,7 @@ def test_connect_defaults_to_sqlite_under_dot_trustgate(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(ENV_VAR, raising=False)
-    with trustgate.connect() as db:
+    with persistence.connect() as db:
         assert db.backend == "sqlite"
         assert isinstance(db.checkpointer, ReportingSaver)
         assert isinstance(db.checkpointer.saver, SqliteSaver)
@@ -81,7 +81,7 @@ def test_connect_defaults_to_sqlite_under_dot_trustgate(
 
 def test_unreachable_postgres_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="cannot connect to PostgreSQL"):
-        trustgate.connect("postgresql://nobody@127.0.0.1:1/none?connect_timeout=1")
+        persistence.connect("postgresql://nobody@127.0.0.1:1/none?connect_timeout=1")
 
 
 def test_import_trustgate_does_not_need_psycopg() -> None:
@@ -105,7 +105,7 @@ def test_parse_since() -> None:
 
 
 def test_connect_gives_langgraph_savers_and_logs_each_report_once(url: str) -> None:
-    with trustgate.connect(url) as db:
+    with persistence.connect(url) as db:
         assert isinstance(db.checkpointer, ReportingSaver)
         if db.backend == "postgres":
             assert isinstance(db.checkpointer.saver, PostgresSaver)
@@ -134,14 +134,14 @@ def test_connect_gives_langgraph_savers_and_logs_each_report_once(url: str) -> N
             db.history(limit=-1)
 
     # a second process-like connection sees the same log; the module function too
-    assert len(trustgate.history(thread="t2", url=url)) == 1
+    assert len(persistence.history(thread="t2", url=url)) == 1
 
 
 def test_a_failed_checkpoint_write_keeps_log_and_saver_in_step(url: str) -> None:
     """The checkpoint carrying a report fails after its task's writes were stored and
     logged: the saver keeps those writes, the resume applies them (same report id),
     so the log still holds that one report."""
-    with trustgate.connect(url) as db:
+    with persistence.connect(url) as db:
         app = build_graph().compile(checkpointer=db.checkpointer)
         app.invoke({"text": LIE, "log": []}, cfg("before"))
         _block_checkpoints(db, url)
@@ -198,7 +198,7 @@ def _unblock_checkpoints(db: Any, url: str) -> None:
 
 
 def test_history_cli(url: str, capsys: pytest.CaptureFixture[str]) -> None:
-    with trustgate.connect(url) as db:
+    with persistence.connect(url) as db:
         app = build_graph().compile(checkpointer=db.checkpointer)
         app.invoke({"text": LIE, "log": []}, cfg("cli"))
         app.invoke({"text": HONEST, "log": []}, cfg("other"))
@@ -222,7 +222,7 @@ def test_history_cli_reconciles_what_a_crash_left_unlogged(
 ) -> None:
     from _persist_support import build_in_task_graph
 
-    with trustgate.connect(url) as db:
+    with persistence.connect(url) as db:
         app = build_in_task_graph().compile(checkpointer=db.checkpointer)
 
         def down(rows: Any) -> int:
@@ -231,7 +231,7 @@ def test_history_cli_reconciles_what_a_crash_left_unlogged(
         monkeypatch.setattr(db.report_log, "_insert", down)
         with pytest.raises((GateHalted, RuntimeError)):
             app.invoke({"text": LIE, "log": []}, cfg("crashed"))
-    assert trustgate.history(thread="crashed", url=url) == []
+    assert persistence.history(thread="crashed", url=url) == []
     assert main(["history", "--reconcile", "--json", "--database", url]) == 0
     captured = capsys.readouterr()
     assert "reconciled 1 report(s)" in captured.err
@@ -249,7 +249,7 @@ def test_history_cli_without_database(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_halted_crossing_is_logged(url: str) -> None:
-    with trustgate.connect(url) as db:
+    with persistence.connect(url) as db:
         app = build_graph(policy="halt").compile(checkpointer=db.checkpointer)
         with pytest.raises(GateHalted) as info:
             app.invoke({"text": LIE, "log": []}, cfg("halt"))
@@ -267,9 +267,9 @@ def test_ledger_lives_in_the_same_database(
     root.mkdir()
     (root / "a.py").write_text("x = 1\n")
     art = Workspace(root).acquire(Locator(path="a.py", start_line=1, end_line=1))
-    with trustgate.connect(url) as db:
+    with persistence.connect(url) as db:
         assert db.ledger.put(art) == art
-    with trustgate.connect(url) as again:  # another connection, e.g. another worker
+    with persistence.connect(url) as again:  # another connection, e.g. another worker
         assert again.ledger.get(art.id) == art
         assert list(again.ledger) == [art]
 
@@ -278,7 +278,7 @@ def test_ledger_lives_in_the_same_database(
 
 
 async def test_aconnect_gives_async_savers(url: str) -> None:
-    db = await trustgate.aconnect(url)
+    db = await persistence.aconnect(url)
     async with db:
         if db.backend == "postgres":
             assert isinstance(db.checkpointer.saver, AsyncPostgresSaver)
@@ -342,7 +342,7 @@ def test_temp_postgres_runs_unprivileged_on_localhost_and_cleans_up() -> None:
 
 
 async def test_async_failed_checkpoint_write_keeps_log_and_saver_in_step(url: str) -> None:
-    async with trustgate.aconnect(url) as db:
+    async with persistence.aconnect(url) as db:
         app = build_graph().compile(checkpointer=db.checkpointer)
         await app.ainvoke({"text": LIE, "log": []}, cfg("before"))
         _block_checkpoints(db, url)

@@ -1,13 +1,12 @@
-"""The public surface: a small documented root, families in public submodules, the
-previous release's names still working with a warning, and imports that cost only
-what they use."""
+"""The public surface: a small documented root, families in public submodules, and
+docstrings that teach it."""
 
 from __future__ import annotations
 
 import ast
 import importlib
 import importlib.util
-import json
+import pkgutil
 import re
 import textwrap
 import warnings
@@ -73,181 +72,110 @@ ROOT_API = {
     "__version__",
 }
 
-# The root of the previous release (139 names): each still imports, with a warning.
-PREVIOUS_ROOT = [
-    "Approval",
-    "ApprovedCitation",
-    "ApprovedPrice",
-    "Artifact",
-    "ArtifactIntegrityError",
-    "ArtifactLedger",
-    "AsyncPersistence",
-    "AsyncVerifier",
-    "AuditPath",
-    "AuditResult",
-    "AuditedCrossing",
-    "BlockToolCalls",
-    "Brief",
-    "CausalRule",
-    "Caveat",
-    "ChangeCheck",
-    "ChangeClaim",
-    "ChangesManifest",
-    "CitationId",
-    "CitationMatch",
-    "CitationPattern",
-    "CitationRelevanceRule",
-    "CitationReplay",
-    "ClaimParseError",
-    "ClaimsReader",
-    "ConfigurationError",
-    "Connector",
-    "DEFAULT_CITATION_PATTERNS",
-    "DEFAULT_RULES",
-    "Decision",
-    "DraftCheck",
-    "DraftSentence",
-    "DraftVerdict",
-    "Evidence",
-    "EvidenceRefused",
-    "EvidenceSet",
-    "EvidenceSources",
-    "FiguresRule",
-    "FileCitation",
-    "Finding",
-    "FromContext",
-    "FromKey",
-    "FromState",
-    "FunctionVerifier",
-    "Gap",
-    "GateHalted",
-    "GateResult",
-    "GitError",
-    "GroundedValue",
-    "GroundingCheck",
-    "Halt",
-    "HashCheck",
-    "HashClaim",
-    "HedgeRule",
-    "InMemoryLedger",
-    "InputError",
-    "InvalidCitation",
-    "KeptSentence",
-    "LangGraphCompatibilityError",
-    "LastAIText",
-    "LedgerConflict",
-    "Lexicon",
-    "Locator",
-    "ModelVerifier",
-    "OVERRIDE_NOTE",
-    "Override",
-    "OverrideKind",
-    "OverrideRecord",
-    "PatternRule",
-    "Persistence",
-    "Policy",
-    "PostgresLedger",
-    "Record",
-    "Redact",
-    "RegexCitationPattern",
-    "Removal",
-    "Report",
-    "ReportHistory",
-    "Rerender",
-    "Review",
-    "Routes",
-    "SampleRun",
-    "Segment",
-    "SelfReport",
-    "SentenceRule",
-    "SqliteLedger",
-    "StreamWrites",
-    "Telemetry",
-    "Testimony",
-    "ToolCallArgs",
-    "TrustBar",
-    "TrustGate",
-    "TrustReports",
-    "TrustReportsState",
-    "TrustgateError",
-    "UnsupportedText",
-    "Verdict",
-    "VerdictError",
-    "VerdictIssue",
-    "Verifier",
-    "Workspace",
-    "__version__",
-    "aaudit",
-    "aconnect",
-    "acquire_external",
-    "acquire_locators",
-    "answer_gap",
-    "areports",
-    "artifact_id",
-    "astream",
-    "astream_events",
-    "audit",
-    "check_artifact_refs",
-    "check_change_claim",
-    "check_changed_files",
-    "check_citations",
-    "check_hash_claim",
-    "check_integrity",
-    "configure_telemetry",
-    "connect",
-    "extract_citations",
-    "guard",
-    "guarded_nodes",
-    "history",
-    "meets_trust_bar",
-    "normalize_price",
-    "normalize_url",
-    "otel",
-    "parse_manifest",
-    "parse_verdict",
-    "replay_citation",
-    "replay_manifest",
-    "reports",
-    "reports_from_state",
-    "segment",
-    "stream",
-    "telemetry",
-    "verifier",
-    "verify_draft",
-]
-
-FAMILIES = {
-    "trustgate.files": "Workspace FileCitation SelfReport ChangesManifest ChangeClaim HashClaim "
-    "Locator parse_manifest replay_citation replay_manifest Artifact ArtifactLedger "
-    "InMemoryLedger SqliteLedger PostgresLedger Connector acquire_external artifact_id "
-    "TrustBar GroundedValue meets_trust_bar",
-    "trustgate.drafts": "verify_draft Record DraftVerdict Removal Gap KeptSentence "
-    "InvalidCitation Testimony answer_gap CausalRule HedgeRule PatternRule SentenceRule",
-    "trustgate.contracts": "Brief ApprovedCitation EvidenceSet check_citations check_integrity "
-    "parse_verdict",
-    "trustgate.graph": "guard guarded_nodes TrustGateMiddleware TrustReports audit AuditResult",
-    "trustgate.policies": "Halt Override Redact BlockToolCalls Rerender Caveat Review "
-    "OverrideRecord Release SetPath",
-    "trustgate.readers": "FromKey LastAIText ToolCallArgs Routes StreamWrites ClaimsReader",
-    "trustgate.errors": "TrustgateError TrustgateOutcome ConfigurationError GateHalted "
-    "ClaimParseError",
-    "trustgate.otel": "configure semconv Telemetry",
-    "trustgate.persistence": "connect aconnect history",
-    "trustgate.server": "app reports_app reports_route REPORTS_PATH",
-    "trustgate.testing": "ScriptedChatModel lying_model honest_model assert_lie_blocked",
-    "trustgate.pipelines": "PIPELINES load make_sample_repository",
-    "trustgate.render": "to_text to_html",
+# The whole public surface: each public module and exactly the names its ``__all__``
+# lists. A name added to or removed from a public module, and a module added to or
+# removed from the package, fails here until this list (the API) says so.
+SURFACE: dict[str, str] = {
+    "trustgate": " ".join(sorted(ROOT_API)),
+    "trustgate.cli": "main",
+    "trustgate.cli.demo": "register",
+    "trustgate.cli.files": "EXIT_BAD_INPUT register",
+    "trustgate.contracts": (
+        "ApprovedCitation ApprovedPrice Brief CitationId CitationMatch CitationPattern "
+        "DEFAULT_CITATION_PATTERNS EvidenceSet RegexCitationPattern Verdict VerdictError "
+        "VerdictIssue check_citations check_integrity extract_citations normalize_price "
+        "normalize_url parse_verdict"
+    ),
+    "trustgate.drafts": (
+        "CausalRule CitationRelevanceRule DEFAULT_RULES DraftCheck DraftSentence DraftVerdict "
+        "FiguresRule FunctionJudge GAP_LABEL Gap HedgeRule InvalidCitation JUDGE_PROMPT "
+        "JudgeCache JudgeSummary Judgment KeptSentence Lexicon ModelJudge PatternRule Record "
+        "Removal Segment SentenceJudge SentenceRule Testimony UnsupportedText answer_gap "
+        "averify_draft parse_judgments segment testimony_text verify_draft"
+    ),
+    "trustgate.errors": (
+        "ArtifactIntegrityError ClaimParseError ClaimTooLarge ConfigurationError "
+        "DatabaseUnavailable EvidenceRefused GateHalted GitError InputError JudgeError "
+        "LangGraphCompatibilityError LedgerConflict LedgerKeyError LedgerTampered "
+        "NodeErrorWithheld ReviewKeyMismatch ReviewSealError ReviewSealTampered "
+        "TrustgateError TrustgateOutcome VerdictError"
+    ),
+    "trustgate.files": (
+        "Artifact ArtifactLedger ChangeCheck ChangeClaim ChangesManifest CitationReplay "
+        "Connector FileCitation GroundedValue GroundingCheck HashCheck HashClaim "
+        "InMemoryLedger Locator PostgresLedger SelfReport SqliteLedger TrustBar Workspace "
+        "acquire_external acquire_locators artifact_id check_artifact_refs check_change_claim "
+        "check_changed_files check_hash_claim meets_trust_bar parse_manifest replay_citation "
+        "replay_manifest"
+    ),
+    "trustgate.graph": (
+        "AuditPath AuditResult AuditedCrossing GuardedStateGraph SampleRun "
+        "TrustGateAgentState TrustGateMiddleware TrustReports TrustReportsState aaudit audit "
+        "guard guarded_nodes reports_from_state"
+    ),
+    "trustgate.otel": (
+        "CAPTURE_CONTENT_ENV CONTENT_KEY_ENV CONTENT_MAX_LENGTH_ENV CrossingSpan "
+        "DURATION_BUCKETS OVERRIDE_SPANS_ENV OtlpExtraMissing PipelineRun SpanLink Telemetry "
+        "VerifierSpan configure crossing parent_context pipeline_run semconv span_link "
+        "summarise"
+    ),
+    "trustgate.otel.metrics": "DURATION_BUCKETS Instruments instruments",
+    "trustgate.otel.runs": "PipelineRun current_run pipeline_run",
+    "trustgate.otel.sdk": "DISTRIBUTION Telemetry configure missing_extra_error",
+    "trustgate.otel.semconv": (
+        "CrossingAttributes EvaluationAttributes EventNames JudgeAttributes MetricNames "
+        "OpenInferenceAttributes OverrideAttributes RunAttributes SpanKindValues SpanNames "
+        "VerifierAttributes"
+    ),
+    "trustgate.otel.spans": "CrossingSpan VerifierSpan crossing summarise",
+    "trustgate.persistence": (
+        "AsyncPersistence Backend DEFAULT_DATABASE ENV_VAR EPHEMERAL_KEY "
+        "InMemoryReportHistory LoggedRow Persistence PostgresReportHistory ReportHistory "
+        "ReportList ReportingSaver SqliteReportHistory aconnect connect history "
+        "open_report_log parse_since resolve_url"
+    ),
+    "trustgate.pipelines": "MODEL_ENV PIPELINES load make_sample_repository",
+    "trustgate.pipelines.code_review": (
+        "CodeReviewState InspectorReview ROLES build builder sample_inputs"
+    ),
+    "trustgate.pipelines.compliance": (
+        "ComplianceState Plan PlanStep ROLES blind_gate build sample_inputs"
+    ),
+    "trustgate.pipelines.investigation": (
+        "DropUngrounded InvestigationState ROLES ScopedGrounding build grounding_gate "
+        "reconcile_gate sample_inputs"
+    ),
+    "trustgate.pipelines.postmortem": (
+        "PostmortemState ROLES build find_gaps redact_gate sample_inputs"
+    ),
+    "trustgate.policies": (
+        "Approval Ask BlockToolCalls CAVEAT_HEADER Caveat CrossingView CutText Decision "
+        "DropToolCalls Halt OVERRIDE_NOTE Override OverrideKind OverrideRecord Policy "
+        "PrependText Redact Release ReplaceText Rerender Review SetPath Stop policy_chain"
+    ),
+    "trustgate.policies.caveat": "CAVEAT_HEADER Caveat",
+    "trustgate.policies.halt": "Halt",
+    "trustgate.policies.override": "OVERRIDE_NOTE Override",
+    "trustgate.policies.redact": "Redact",
+    "trustgate.policies.rerender": "Rerender",
+    "trustgate.policies.review": "Review",
+    "trustgate.policies.tool_calls": "BlockToolCalls blocked_message",
+    "trustgate.readers": (
+        "ClaimsReader FromKey FunctionReader LastAIText RouteClaim Routes StreamWrites "
+        "ToolCall ToolCallArgs"
+    ),
+    "trustgate.render": "to_html to_text",
+    "trustgate.server": "REPORTS_PATH app reports_app reports_route",
+    "trustgate.testing": (
+        "LieCheck LieNotBlocked PIPELINES ScriptExhausted ScriptedChatModel "
+        "assert_lie_blocked code_review_models compliance_models honest_model "
+        "investigation_models lying_model pipeline_models postmortem_models span_exporter"
+    ),
 }
 
-DEPRECATED_MODULES = {
-    "trustgate.findings": "import Finding from trustgate",
-    "trustgate.report": "import Report, reports and areports from trustgate",
-    "trustgate.middleware": "import TrustGateMiddleware from trustgate.graph",
-    "trustgate.streaming": "a guarded graph holds its own streams",
-    "trustgate.wiring": "import guard and guarded_nodes from trustgate",
-    "trustgate.policy": "import policies from trustgate or trustgate.policies",
-    "trustgate.telemetry": "import trustgate.otel",
-}
+# Subpackages whose modules are the implementation behind the families above (their
+# docstrings say so): not part of the API.
+IMPLEMENTATION = {"trustgate.evidence", "trustgate.verifiers"}
 
 
 def test_root_is_exactly_the_documented_api() -> None:
@@ -283,108 +211,106 @@ def test_unknown_root_name_is_an_attribute_error() -> None:
         trustgate.nope  # noqa: B018
 
 
-@pytest.mark.parametrize("module", sorted(FAMILIES))
-def test_families_export_their_names(module: str) -> None:
+def _public_modules(package: str) -> set[str]:
+    """The modules of ``package`` (and of its public subpackages) without a leading
+    underscore, found on disk: what a user can import by a public-looking path."""
+    found: set[str] = set()
+    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        if info.name.startswith("_"):
+            continue
+        name = f"{package}.{info.name}"
+        found.add(name)
+        if info.ispkg and name not in IMPLEMENTATION:
+            found |= _public_modules(name)
+    return found
+
+
+# The CLI's command modules: their surface is the command line (tests/test_cli.py).
+COMMAND_MODULES = {
+    "trustgate.cli.audit",
+    "trustgate.cli.contracts",
+    "trustgate.cli.drafts",
+    "trustgate.cli.history",
+}
+
+
+def test_the_package_has_exactly_the_listed_public_modules() -> None:
+    found = _public_modules("trustgate")
+    listed = (set(SURFACE) | IMPLEMENTATION | COMMAND_MODULES) - {"trustgate"}
+    assert found - listed == set(), "public modules the surface does not list"
+    assert listed - found == set(), "listed modules that are gone"
+
+
+@pytest.mark.parametrize("module", sorted(SURFACE))
+def test_each_public_module_exports_exactly_its_listed_names(module: str) -> None:
     mod = importlib.import_module(module)
-    for name in FAMILIES[module].split():
-        assert hasattr(mod, name), f"{module}.{name}"
-    exported = getattr(mod, "__all__", None)
-    if exported is not None:
-        for name in exported:
-            assert hasattr(mod, name), f"{module}.__all__ names {name!r}, which it lacks"
+    exported = list(mod.__all__)
+    assert len(exported) == len(set(exported)), f"{module}.__all__ repeats a name"
+    listed = set(SURFACE[module].split())
+    assert set(exported) - listed == set(), f"{module}: names the surface does not list"
+    assert listed - set(exported) == set(), f"{module}: listed names it no longer exports"
+    for name in exported:
+        assert hasattr(mod, name), f"{module}.__all__ names {name!r}, which it lacks"
 
 
-@pytest.mark.parametrize("name", sorted(set(PREVIOUS_ROOT) - ROOT_API - {"otel", "telemetry"}))
-def test_previous_root_names_still_import_with_a_warning(name: str) -> None:
-    with pytest.warns(DeprecationWarning, match=rf"trustgate\.{name} is deprecated") as caught:
-        obj = getattr(trustgate, name)
-    message = str(caught[0].message)
-    _module, _attr, advice = trustgate._DEPRECATED[name]
-    assert advice in message
-    # the new place the warning names holds the very same object
-    for token in message.split():
-        place = token.strip("():,")
-        if place.startswith("trustgate.") and place.count(".") >= 2 and not place.endswith("."):
-            module, _, attr = place.rpartition(".")
-            assert getattr(importlib.import_module(module), attr) is obj, place
+def _imports(path: Path) -> list[tuple[int, str, str | None]]:
+    """``(line, module, name)`` for each ``from trustgate... import name`` and
+    ``import trustgate...`` in ``path`` (code, not docstrings)."""
+    found: list[tuple[int, str, str | None]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[0] == "trustgate":
+                found += [(node.lineno, node.module, a.name) for a in node.names]
+        elif isinstance(node, ast.Import):
+            found += [
+                (node.lineno, a.name, None) for a in node.names if a.name.startswith("trustgate")
+            ]
+    return found
 
 
-def test_previous_root_submodules() -> None:
+def _is_submodule(package: str, name: str) -> bool:
+    return importlib.util.find_spec(f"{package}.{name}") is not None
+
+
+def test_nothing_in_the_package_imports_the_root_but_the_reference_pipelines() -> None:
+    """The root is the facade users import; the library's own modules reach each other
+    directly. The reference pipelines are written as the user code they model, so they
+    import the root's names from the root."""
+    problems: list[str] = []
+    for path in sorted(ROOT.glob("trustgate/**/*.py")):
+        rel = path.relative_to(ROOT)
+        if "_demo/data" in str(path) or rel.parts[:2] == ("trustgate", "pipelines"):
+            continue
+        for line, module, name in _imports(path):
+            if module == "trustgate" and (name is None or not _is_submodule(module, name)):
+                problems.append(f"{rel}:{line}: imports {name or 'trustgate'} from the root")
+    assert not problems, "\n".join(problems)
+
+
+def test_reference_pipelines_import_public_names_only() -> None:
+    """Users copy the reference pipelines: what they import is the public API (and the
+    pipelines' own sample-data and model helpers, which a copy replaces)."""
+    problems: list[str] = []
+    for path in sorted(ROOT.glob("trustgate/pipelines/*.py")):
+        if path.name == "_common.py":
+            continue
+        for line, module, name in _imports(path):
+            if module == "trustgate.pipelines._common" or module in SURFACE:
+                if module == "trustgate" and name not in ROOT_API:
+                    problems.append(f"{path.name}:{line}: trustgate.{name} is private")
+                continue
+            problems.append(f"{path.name}:{line}: {module} is private")
+    assert not problems, "\n".join(problems)
+
+
+def test_public_submodules_are_reached_from_the_root() -> None:
     assert trustgate.otel is importlib.import_module("trustgate.otel")
-    assert "telemetry" in trustgate._DEPRECATED  # (its import warns: test_telemetry)
-
-
-def test_old_module_paths_hold_the_same_objects() -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from trustgate.findings import Finding
-        from trustgate.middleware import TrustGateMiddleware
-        from trustgate.report import Report, TrustReports
-    from trustgate import graph
-
-    assert Finding is trustgate.Finding and Report is trustgate.Report
-    assert TrustReports is graph.TrustReports
-    assert TrustGateMiddleware is graph.TrustGateMiddleware
 
 
 def _python_files() -> list[Path]:
     files = [*ROOT.glob("trustgate/**/*.py"), *ROOT.glob("examples/*.py")]
     files += [*ROOT.glob("graphs/*.py"), *ROOT.glob("bench/*.py")]
-    shims = {ROOT / "trustgate" / f"{m.rpartition('.')[2]}.py" for m in DEPRECATED_MODULES}
-    return sorted(f for f in files if f not in shims and "_demo/data" not in str(f))
-
-
-def test_product_code_uses_no_deprecated_module_or_root_name() -> None:
-    deprecated_names = set(trustgate._DEPRECATED)
-    problems: list[str] = []
-    for path in _python_files():
-        tree = ast.parse(path.read_text(), filename=str(path))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                if node.module in DEPRECATED_MODULES:
-                    problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.module}")
-                if node.module == "trustgate":
-                    for alias in node.names:
-                        if alias.name in deprecated_names:
-                            problems.append(
-                                f"{path.relative_to(ROOT)}:{node.lineno}: trustgate.{alias.name}"
-                            )
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.name in DEPRECATED_MODULES:
-                        problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: {alias.name}")
-            elif (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and node.value.id == "trustgate"
-                and node.attr in deprecated_names
-            ):
-                problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: trustgate.{node.attr}")
-    assert not problems, "\n".join(problems)
-
-
-def test_notebooks_use_no_deprecated_import() -> None:
-    problems: list[str] = []
-    for nb in sorted(ROOT.glob("examples/*.ipynb")):
-        for cell in json.loads(nb.read_text())["cells"]:
-            if cell["cell_type"] != "code":
-                continue
-            source = "".join(cell["source"])
-            tree = ast.parse("\n".join(ln for ln in source.splitlines() if not ln.startswith("%")))
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ImportFrom) and node.module in DEPRECATED_MODULES:
-                    problems.append(f"{nb.name}: {node.module}")
-                if isinstance(node, ast.ImportFrom) and node.module == "trustgate":
-                    bad = [a.name for a in node.names if a.name in trustgate._DEPRECATED]
-                    problems += [f"{nb.name}: trustgate.{n}" for n in bad]
-                if (
-                    isinstance(node, ast.Attribute)
-                    and isinstance(node.value, ast.Name)
-                    and node.value.id == "trustgate"
-                    and node.attr in trustgate._DEPRECATED
-                ):
-                    problems.append(f"{nb.name}: trustgate.{node.attr}")
-    assert not problems, problems
+    return sorted(f for f in files if "_demo/data" not in str(f))
 
 
 def test_install_hints_name_the_distribution() -> None:
@@ -459,13 +385,9 @@ def test_docstring_examples_parse_and_import_what_exists() -> None:
                     if isinstance(imp, ast.ImportFrom) and (imp.module or "").startswith(
                         "trustgate"
                     ):
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore", DeprecationWarning)
-                            module = importlib.import_module(str(imp.module))
+                        module = importlib.import_module(str(imp.module))
                         for a in imp.names:
-                            if imp.module == "trustgate" and a.name in trustgate._DEPRECATED:
-                                problems.append(f"{where}: trustgate.{a.name} is deprecated")
-                            elif not hasattr(module, a.name) and (
+                            if not hasattr(module, a.name) and (
                                 importlib.util.find_spec(f"{imp.module}.{a.name}") is None
                             ):
                                 problems.append(f"{where}: {imp.module}.{a.name} does not exist")

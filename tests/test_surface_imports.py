@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_surface import DEPRECATED_MODULES
 
 pytestmark = pytest.mark.integration
 
@@ -35,26 +34,6 @@ _LOADED = (
     "def loaded():\n"
     "    return sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in heavy})\n"
 )
-
-
-def test_deprecated_modules_warn_and_name_the_new_place() -> None:
-    code = (
-        "import json, warnings\n"
-        f"mods = {sorted(DEPRECATED_MODULES)!r}\n"
-        "out = {}\n"
-        "for m in mods:\n"
-        "    with warnings.catch_warnings(record=True) as w:\n"
-        "        warnings.simplefilter('always')\n"
-        "        exec(f'import {m}')\n"
-        "    out[m] = [[str(x.message), x.filename] for x in w\n"
-        "              if x.category is DeprecationWarning]\n"
-        "print(json.dumps(out))\n"
-    )
-    got = _python(code)
-    for module, advice in DEPRECATED_MODULES.items():
-        assert any(module in m and advice in m for m, _ in got[module]), (module, got[module])
-        # attributed to the importing code (here `python -c`), which the default filter shows
-        assert {f for _, f in got[module]} == {"<string>"}, got[module]
 
 
 def test_import_trustgate_imports_nothing_heavy() -> None:

@@ -879,35 +879,6 @@ def test_pipeline_run_is_the_root_of_its_crossings(otel_sdk: Otel) -> None:
         assert gate.parent is not None and gate.parent.span_id == run.context.span_id
 
 
-# --- the compatibility module --------------------------------------------------------------------
-
-
-def test_old_names_still_work(otel_sdk: Otel) -> None:
-    import sys
-
-    import trustgate
-
-    # the module warns when it is first imported: forget an earlier import
-    sys.modules.pop("trustgate.telemetry", None)
-    vars(trustgate).pop("telemetry", None)
-    with pytest.warns(DeprecationWarning, match=r"trustgate\.telemetry is deprecated"):
-        from trustgate import telemetry
-    with pytest.warns(DeprecationWarning, match=r"trustgate\.otel\.configure"):
-        assert trustgate.configure_telemetry is otel.configure
-    with pytest.warns(DeprecationWarning, match=r"trustgate\.otel\.Telemetry"):
-        assert trustgate.Telemetry is otel.Telemetry
-    assert telemetry.configure is otel.configure
-    assert trustgate.otel is otel
-    with telemetry.crossing_span(
-        "g", "n", input_value="ignored", tracer_provider=otel_sdk.tracer_provider
-    ) as span:
-        with telemetry.verifier_span(span, "citation_replay") as vs:
-            vs.record([FAILED])
-        telemetry.finish_crossing(span, modified_report(), output_value={"ignored": 1})
-    assert attrs_of(otel_sdk.one("trustgate.gate"))[OI.OUTPUT_VALUE] == SUMMARY
-    assert "ignored" not in _text_of_everything(otel_sdk)
-
-
 def test_global_providers_helper_restores_what_was_there() -> None:
     outer, inner = make_otel(), make_otel()
     with global_providers(outer):

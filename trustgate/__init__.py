@@ -158,74 +158,6 @@ _EXPORTS = {
 }
 
 
-def _moved(family: str, names: str, module: str | None = None) -> dict[str, tuple[str, str, str]]:
-    """Root names of the previous release that now live in ``family``."""
-    return {
-        n: (module or family, n, f"import it from {family} ({family}.{n})") for n in names.split()
-    }
-
-
-# Every name the previous release exported from the root keeps working for this
-# release, with a DeprecationWarning naming where it lives now.
-_DEPRECATED: dict[str, tuple[str, str, str]] = {
-    **_moved(
-        "trustgate.errors",
-        "ArtifactIntegrityError ClaimParseError EvidenceRefused GitError InputError "
-        "LangGraphCompatibilityError LedgerConflict VerdictError",
-    ),
-    **_moved(
-        "trustgate.files",
-        "Artifact ArtifactLedger ChangeClaim ChangesManifest Connector FileCitation "
-        "GroundedValue HashClaim InMemoryLedger Locator PostgresLedger SelfReport SqliteLedger "
-        "TrustBar Workspace acquire_external acquire_locators artifact_id check_artifact_refs "
-        "check_change_claim check_changed_files check_hash_claim meets_trust_bar "
-        "parse_manifest replay_citation replay_manifest",
-    ),
-    **_moved(
-        "trustgate.drafts",
-        "DEFAULT_RULES CausalRule CitationRelevanceRule DraftSentence DraftVerdict FiguresRule "
-        "Gap HedgeRule InvalidCitation KeptSentence Lexicon PatternRule Record Removal Segment "
-        "SentenceRule Testimony UnsupportedText answer_gap segment verify_draft",
-    ),
-    **_moved(
-        "trustgate.contracts",
-        "DEFAULT_CITATION_PATTERNS ApprovedCitation ApprovedPrice Brief CitationId "
-        "CitationMatch CitationPattern EvidenceSet RegexCitationPattern Verdict VerdictIssue "
-        "check_citations check_integrity extract_citations normalize_price normalize_url "
-        "parse_verdict",
-    ),
-    **_moved("trustgate.policies", "OVERRIDE_NOTE Policy Approval Decision OverrideKind"),
-    **_moved("trustgate.policies", "OverrideRecord"),
-    **_moved("trustgate.readers", "ClaimsReader"),
-    **_moved("trustgate.graph", "TrustReports TrustReportsState reports_from_state"),
-    **_moved("trustgate.graph", "AuditPath AuditResult AuditedCrossing SampleRun"),
-    **_moved(
-        "trustgate.persistence",
-        "AsyncPersistence Persistence ReportHistory aconnect connect history",
-    ),
-    "Telemetry": ("trustgate.otel", "Telemetry", "use trustgate.otel.Telemetry"),
-    "configure_telemetry": ("trustgate.otel", "configure", "use trustgate.otel.configure"),
-    "AsyncVerifier": (
-        "trustgate.verifiers.base",
-        "AsyncVerifier",
-        "annotate with trustgate.Verifier (a verifier with an async averify() is one)",
-    ),
-    "GateResult": (
-        "trustgate._gate",
-        "GateResult",
-        "it is internal; what a crossing did is its trustgate.Report",
-    ),
-    **{
-        name: (
-            "trustgate._deprecated",
-            name,
-            f"call the guarded graph's own {name}(...): a guarded graph holds its own streams",
-        )
-        for name in ("stream", "astream", "astream_events")
-    },
-    "telemetry": ("trustgate.telemetry", "", "the module warns when imported"),
-}
-
 _SUBMODULES = frozenset(
     {
         "contracts",
@@ -243,4 +175,4 @@ _SUBMODULES = frozenset(
     }
 )
 
-__getattr__, __dir__ = lazy_module(__name__, globals(), _EXPORTS, _DEPRECATED, _SUBMODULES)
+__getattr__, __dir__ = lazy_module(__name__, globals(), _EXPORTS, _SUBMODULES)

@@ -681,11 +681,11 @@ class TrustGate(Generic[ClaimsT]):
             )
         chain = list(given)
         have = {type(v) for v in chain}
-        for p in self.policies:
-            for extra in getattr(p, "required_verifiers", lambda: [])():
-                if type(extra) not in have:
-                    chain.append(extra)
-                    have.add(type(extra))
+        for p in self.policies:  # a policy declares the check it applies (Redact)
+            need = getattr(p, "needs_check", None)
+            if need is not None and need[0] not in have:
+                chain.append(need[0](**need[1]))
+                have.add(need[0])
         for v in chain:
             _validate.not_a_class(owner, "verifiers", v, "a verifier")
             if not isinstance(v, Verifier):

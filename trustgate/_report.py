@@ -553,8 +553,9 @@ class ReportLog(BinaryOperatorAggregate[list[Report]]):
     with its form (:class:`GateBody`), which is reused as it is.
     """
 
-    def __init__(self, typ: Any = list, operator: Any = add_reports) -> None:
-        super().__init__(list, add_reports)
+    def __init__(self, *_langgraph: object) -> None:
+        # LangGraph passes (type[, operator]) to build and copy a channel; this one is always
+        super().__init__(list, add_reports)  # a list of reports merged by add_reports
         self._json_src: list[Report] = []
         self._json: list[dict[str, Any]] = []
         # the forms of reports that came in as GateBody, by report, until checkpointed

@@ -4,7 +4,8 @@ A draft (a postmortem, an incident summary) cites the lines of a pasted
 :class:`Record` as ``[[12]]``. :func:`verify_draft` deletes the sentences that could
 hurt a reader without a valid citation (a cause, a hedge), drops citation markers
 that point nowhere, and puts a gap question (one that never suggests the answer) in
-each hole; :func:`answer_gap` records a person's answer as attributed testimony. The
+each hole (after :data:`GAP_LABEL`); :func:`answer_gap` records a person's answer as
+attributed testimony (:func:`testimony_text`, for a text a gate already redacted). The
 sentence rules are data (:class:`CausalRule`, :class:`HedgeRule`,
 :class:`PatternRule`, ...), so a team can add its own.
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 from trustgate.evidence.record import Record
 from trustgate.verifiers.drafts.check import DraftCheck
 from trustgate.verifiers.drafts.figures import FiguresRule
+from trustgate.verifiers.drafts.gaps import GAP_LABEL, testimony_text
 from trustgate.verifiers.drafts.judge import (
     JUDGE_PROMPT,
     FunctionJudge,
@@ -70,6 +72,7 @@ from trustgate.verifiers.drafts.verify import (
 
 __all__ = [
     "DEFAULT_RULES",
+    "GAP_LABEL",
     "JUDGE_PROMPT",
     "CausalRule",
     "CitationRelevanceRule",
@@ -99,5 +102,6 @@ __all__ = [
     "averify_draft",
     "parse_judgments",
     "segment",
+    "testimony_text",
     "verify_draft",
 ]

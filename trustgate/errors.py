@@ -15,6 +15,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from trustgate._base_errors import (
+    ConfigurationError,
+    LedgerKeyError,
+    TrustgateError,
+    TrustgateOutcome,
+)
+
 if TYPE_CHECKING:
     from trustgate._findings import Finding
     from trustgate._report import Report
@@ -42,33 +49,6 @@ __all__ = [
     "TrustgateOutcome",
     "VerdictError",
 ]
-
-
-class TrustgateError(Exception):
-    """Root of every usage error trustgate raises deliberately (bad setup, bad input),
-    and of :class:`DatabaseUnavailable` (a dependency that did not answer in time).
-
-    A halt is not one of them: see :class:`TrustgateOutcome`.
-    """
-
-
-class TrustgateOutcome(Exception):
-    """Root of what a gate *decided* and raises: :class:`GateHalted`, and
-    :class:`NodeErrorWithheld` in place of a guarded node's error it could not scrub.
-
-    Deliberately not a :class:`TrustgateError`: catching usage errors must never
-    swallow a halt, and a halt is never reported as bad input.
-    """
-
-
-class ConfigurationError(TrustgateError):
-    """The library was set up wrongly (bad argument, missing evidence source)."""
-
-
-class LedgerKeyError(ConfigurationError):
-    """No usable key to seal or verify stored rows: none configured for a database other
-    processes read, a key file others can read, a key too short. The message says how
-    to set one (``TRUSTGATE_LEDGER_KEY``, ``TRUSTGATE_LEDGER_KEY_FILE`` or ``key=``)."""
 
 
 class DatabaseUnavailable(TrustgateError):

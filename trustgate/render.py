@@ -19,19 +19,6 @@ Example:
 
 from __future__ import annotations
 
-from trustgate._lazy import lazy_module
 from trustgate._render import to_html, to_text
 
 __all__ = ["to_html", "to_text"]
-
-# the per-kind renderers of the previous release (report_text, finding_html, ...)
-_OLD = (
-    "DECISION_COLOURS artifact_html artifact_text draft_verdict_html draft_verdict_text "
-    "finding_html finding_text findings_html paint report_html report_text reports_html short"
-)
-__getattr__, __dir__ = lazy_module(
-    __name__,
-    globals(),
-    {},
-    {n: ("trustgate._render", n, "call to_text() or to_html()") for n in _OLD.split()},
-)

@@ -72,7 +72,7 @@ def _log_of(report_log: ReportHistory | str | os.PathLike[str] | bool) -> Callab
     if report_log is True:
         return shared_log
     if isinstance(report_log, (str, os.PathLike)):
-        from trustgate.persistence._database import resolve_url
+        from trustgate.persistence._urls import resolve_url
 
         resolve_url(report_log)  # a URL of no known database fails here
         url = report_log

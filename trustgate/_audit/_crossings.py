@@ -34,6 +34,7 @@ from trustgate._audit._discovery import (
     _find,
     _find_routing,
     _Found,
+    _Graph,
     _Handoff,
     _middleware_hook,
 )
@@ -259,24 +260,14 @@ def _check(builder: Any) -> None:
 
 def _guarded(builder: Any) -> dict[str, _Gates]:
     """The gates ``guard()`` put on each node (those that verify something apart)."""
-    from trustgate.graph import _guard
+    from trustgate.graph._node import GuardedNode
 
     out: dict[str, _Gates] = {}
     for name, spec in _compat.node_specs(builder).items():
-        node = _guard._node_of(spec)
-        if node is not None:
+        node = getattr(_compat.node_runnable(spec), "trustgate_node", None)
+        if isinstance(node, GuardedNode):
             out[name] = _Gates.of(node.gates)
     return out
-
-
-@dataclass
-class _Graph:
-    """What one (sub)graph holds, for the node that contains it."""
-
-    crossings: list[AuditedCrossing]
-    handoffs: list[_Handoff]
-    remote_nodes: list[str]
-    remotes: list[str]
 
 
 def _static_crossings(builder: Any, seen: set[int] | None = None, depth: int = 0) -> _Graph:
@@ -286,7 +277,7 @@ def _static_crossings(builder: Any, seen: set[int] | None = None, depth: int = 0
     _check(builder)
     guarded = _guarded(builder)
     graph = _Graph([], [], [], [])
-    for name, found in _find(builder, seen, depth).items():
+    for name, found in _find(builder, seen, depth, _static_crossings).items():
         gates = _gates_of(builder, guarded, name)
         for h in found.handoffs:
             graph.handoffs.append(
@@ -298,7 +289,7 @@ def _static_crossings(builder: Any, seen: set[int] | None = None, depth: int = 0
         graph.remotes.extend(found.remotes)
         if _is_crossing(found):
             graph.crossings.append(_crossing(builder, name, "static", found, gates, ()))
-    for (node, fn), found in _find_routing(builder, seen, depth).items():
+    for (node, fn), found in _find_routing(builder, seen, depth, _static_crossings).items():
         graph.remotes.extend(found.remotes + found.remote_nodes)
         if _is_crossing(found):
             graph.crossings.append(
@@ -583,8 +574,8 @@ def _combine(graph: Any, builder: Any, run: Any) -> AuditResult:
     # subgraph of it
     roots = {id(graph), id(builder)}
     guarded = _guarded(builder)
-    found = _find(builder, roots, 0)
-    routing = _find_routing(builder, roots, 0)
+    found = _find(builder, roots, 0, _static_crossings)
+    routing = _find_routing(builder, roots, 0, _static_crossings)
     dynamic: Mapping[str, int] = run.model_nodes if run is not None else {}
     dynamic_routing: Mapping[tuple[str, str], int] = run.routing if run is not None else {}
     unreached: Iterable[str] = run.sample.unreached if run is not None else ()

@@ -14,12 +14,13 @@ import functools
 import logging
 import sys
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from langchain_core.language_models import BaseLanguageModel
 
+from trustgate._audit._results import AuditedCrossing
 from trustgate.errors import ConfigurationError, LangGraphCompatibilityError, TrustgateError
 from trustgate.graph import _compat
 
@@ -69,6 +70,24 @@ class _Found:
     def model(self, where: str, label: str) -> None:
         self.models.append(where)
         self.labels.append(label)
+
+
+@dataclass
+class _Graph:
+    """What one (sub)graph holds, for the node that contains it."""
+
+    crossings: list[AuditedCrossing]
+    handoffs: list[_Handoff]
+    remote_nodes: list[str]
+    remotes: list[str]
+
+
+Subgraphs: TypeAlias = Callable[[Any, set[int], int], _Graph]
+"""How a walk reads a subgraph it meets: ``(builder, objects seen, depth) -> _Graph``.
+
+The audit's own crossings (:func:`trustgate._audit._crossings._static_crossings`), so
+that a subgraph's guarded nodes count as guarded; passed in, because those crossings
+are found with this walk."""
 
 
 def _code_names(code: types.CodeType) -> set[str]:
@@ -147,10 +166,13 @@ class _Finder:
     reached any other way is called by the node's code (``remotes``).
     """
 
-    def __init__(self, seen: set[int] | None = None, root: Any = None) -> None:
+    def __init__(
+        self, seen: set[int] | None = None, root: Any = None, *, subgraphs: Subgraphs
+    ) -> None:
         self.seen: set[int] = set(seen or ())
         self.found = _Found()
         self.root = root
+        self.subgraphs = subgraphs
 
     def walk(self, obj: Any, where: str, depth: int = 0) -> None:
         try:
@@ -318,9 +340,7 @@ class _Finder:
                     self._function(v, f"method {cls.__name__}.{k}", depth + 1)
 
     def _subgraph(self, builder: Any, where: str, depth: int, *, structural: bool) -> None:
-        from trustgate._audit._crossings import _static_crossings
-
-        graph = _static_crossings(builder, self.seen, depth + 1)
+        graph = self.subgraphs(builder, self.seen, depth + 1)
         inner = graph.crossings
         self.found.handoffs.extend(graph.handoffs)
         # a remote node of a subgraph that is this node is one of this node's parts; one
@@ -386,26 +406,31 @@ def _middleware_hook(spec: Any) -> tuple[Any, str] | None:
     return None
 
 
-def _find(builder: Any, seen: set[int] | None, depth: int) -> dict[str, _Found]:
+def _find(
+    builder: Any, seen: set[int] | None, depth: int, subgraphs: Subgraphs
+) -> dict[str, _Found]:
     """What each of the builder's own nodes holds (models, unknowns, handoffs)."""
     found: dict[str, _Found] = {}
     for name, spec in _compat.node_specs(builder).items():
         if _middleware_hook(spec) is not None:
             continue
         runnable = _compat.node_runnable(spec)
-        finder = _Finder(seen, root=runnable)  # what encloses this subgraph is not walked again
+        # what encloses this subgraph is not walked again
+        finder = _Finder(seen, root=runnable, subgraphs=subgraphs)
         finder.walk(runnable, f"node {name!r}", depth)
         found[name] = finder.found
     return found
 
 
-def _find_routing(builder: Any, seen: set[int] | None, depth: int) -> dict[tuple[str, str], _Found]:
+def _find_routing(
+    builder: Any, seen: set[int] | None, depth: int, subgraphs: Subgraphs
+) -> dict[tuple[str, str], _Found]:
     """What each routing function (a conditional edge's path) refers to, by (the node
     the edge leaves, the routing function's name). A model found there decides a route
     after the node's gates have released its output."""
     found: dict[tuple[str, str], _Found] = {}
     for node, name, path, _ends in _compat.branch_paths(builder):
-        finder = _Finder(seen, root=path)
+        finder = _Finder(seen, root=path, subgraphs=subgraphs)
         finder.walk(path, f"routing function {name!r} of {node!r}", depth)
         found[(node, name)] = finder.found
     return found

@@ -43,9 +43,10 @@ def remote_graphs(runnable: Any, where: str = "the node") -> RemoteReach:
         assert remote_graphs(remote).nodes
         ```
     """
+    from trustgate._audit._crossings import _static_crossings
     from trustgate._audit._discovery import _Finder
 
-    finder = _Finder(root=runnable)
+    finder = _Finder(root=runnable, subgraphs=_static_crossings)
     finder.walk(runnable, where)
     return RemoteReach(
         tuple(dict.fromkeys(finder.found.remote_nodes)),

@@ -32,7 +32,7 @@ import stat
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
-from trustgate.errors import LedgerKeyError
+from trustgate._base_errors import LedgerKeyError
 
 __all__ = [
     "EPHEMERAL_KEY",

@@ -97,22 +97,12 @@ def open_pool(
     return bounded_pool(pg_target(url, read_only=read_only), max_size=max_size, name=name)
 
 
-def redact(url: str) -> str:
-    """The URL without its password, for error messages."""
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        creds, host = rest.rsplit("@", 1)
-        user = creds.split(":", 1)[0]
-        return f"{scheme}://{user}:***@{host}" if ":" in creds else url
-    return url
-
-
 class PostgresLedger(ArtifactLedger):
     """Artifacts in PostgreSQL, immutable across every process that shares the database.
 
     Args:
         conn: a connection URL (the ledger opens and owns a small pool), or a
-            ``psycopg_pool.ConnectionPool`` the caller owns (``trustgate.connect``
+            ``psycopg_pool.ConnectionPool`` the caller owns (``trustgate.persistence.connect``
             passes the pool its checkpointer uses, so everything is one database).
         key: the key rows are sealed under (see :mod:`trustgate.evidence.keys`);
             every worker sharing the database needs the same one

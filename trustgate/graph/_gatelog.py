@@ -63,7 +63,7 @@ _OPEN_LOCK = threading.Lock()
 def shared_log(url: str | os.PathLike[str] | None = None) -> ReportHistory:
     """The report log of the database ``url`` names (``None``: ``TRUSTGATE_DATABASE_URL``,
     else the default), opened for writing once per process and kept open until exit."""
-    from trustgate.persistence._database import resolve_url
+    from trustgate.persistence._urls import resolve_url
 
     backend, target = resolve_url(url)
     if backend == "sqlite":
@@ -196,7 +196,7 @@ def gate_log(value: Any) -> GateLog | None:
     if isinstance(value, ReportHistory):
         return GateLog(value)
     if isinstance(value, (str, os.PathLike)):
-        from trustgate.persistence._database import resolve_url
+        from trustgate.persistence._urls import resolve_url
 
         resolve_url(value)  # a URL of no known database fails here, not at the first crossing
         return GateLog(value)

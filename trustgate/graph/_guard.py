@@ -25,7 +25,7 @@ from trustgate.graph import _compat
 from trustgate.graph._gatelog import ReportLogArg, gate_log
 from trustgate.graph._node import GuardedNode, runnable
 from trustgate.graph._provenance import Provenance
-from trustgate.policies import Rerender, Review
+from trustgate.policies import Rerender
 
 __all__ = ["GuardedStateGraph", "guard", "guarded_nodes"]
 
@@ -270,7 +270,9 @@ def guard(
                 "; ".join(remote.called),
             )
         # --- end of remote graphs -----------------------------------------------------
-        durable = any(isinstance(p, Review) for p in _policies(chain))
+        # a policy that may pause for a person says so; the node then keeps its output
+        # in a durable task, so a resumed run judges the output it paused on
+        durable = any(getattr(p, "pauses", False) for p in _policies(chain))
         node = GuardedNode(
             name,
             _compat.node_runnable(spec),

@@ -83,7 +83,6 @@ from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.graph import _compat
 from trustgate.graph._node import HaltedInGraph, withhold
 from trustgate.graph._streams import StreamHold
-from trustgate.policies import Review
 from trustgate.readers import covered
 
 __all__ = ["TrustGateAgentState", "TrustGateMiddleware"]
@@ -127,7 +126,7 @@ def _asks(gates: Sequence[TrustGate[Any]]) -> list[str]:
         todo = list(g.policies)
         while todo:
             p = todo.pop()
-            if isinstance(p, Review):
+            if getattr(p, "pauses", False):
                 out.append(g.name)
                 break
             nxt = getattr(p, "then", None)

@@ -153,10 +153,11 @@ def _model_driven(builder: Any) -> dict[str, str]:
     with why."""
     from langgraph.prebuilt import ToolNode
 
+    from trustgate._audit._crossings import _static_crossings
     from trustgate._audit._discovery import _find
 
     out: dict[str, str] = {}
-    for name, found in _find(builder, None, 0).items():
+    for name, found in _find(builder, None, 0, _static_crossings).items():
         if found.models:
             out[name] = f"calls a model ({found.models[0]})"
         elif found.unknown:

@@ -171,7 +171,7 @@ def _policy(capture: bool | None, limit: int | None, key: bytes | str | None) ->
     else:
         k = key.encode("utf-8") if isinstance(key, str) else bytes(key)
         if len(k) < _MIN_KEY_BYTES:
-            from trustgate.errors import ConfigurationError
+            from trustgate._base_errors import ConfigurationError
 
             raise ConfigurationError(
                 f"content_key must be at least {_MIN_KEY_BYTES} bytes (a random secret)"

@@ -28,9 +28,9 @@ NOOP_TRACER = otel_trace.NoOpTracer()
 
 
 def _version() -> str:
-    from trustgate import __version__
+    from trustgate._meta import VERSION
 
-    return __version__
+    return VERSION
 
 
 _tracers: weakref.WeakKeyDictionary[Any, otel_trace.Tracer] = weakref.WeakKeyDictionary()

@@ -51,9 +51,9 @@ DURATION_BUCKETS: tuple[float, ...] = (
 
 
 def _version() -> str:
-    from trustgate import __version__
+    from trustgate._meta import VERSION
 
-    return __version__
+    return VERSION
 
 
 @dataclass(frozen=True, slots=True)

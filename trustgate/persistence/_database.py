@@ -12,22 +12,20 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from trustgate._meta import install_hint
 from trustgate.errors import ConfigurationError
 from trustgate.evidence.keys import KeyArg, SealKey, resolve_key
-from trustgate.evidence.ledger import ArtifactLedger
 from trustgate.persistence._log import ReportHistory, ReportList
-from trustgate.persistence._saver import ReportingSaver
+from trustgate.persistence._persistence import AsyncPersistence, Persistence
+from trustgate.persistence._urls import DEFAULT_DATABASE, ENV_VAR, Backend, redact, resolve_url
 
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from langgraph.store.base import BaseStore
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -44,44 +42,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-ENV_VAR = "TRUSTGATE_DATABASE_URL"
-DEFAULT_DATABASE = ".trustgate/trustgate.db"
-
-Backend = Literal["sqlite", "postgres"]
-
-
-def resolve_url(url: str | os.PathLike[str] | None = None) -> tuple[Backend, str]:
-    """Which database: the argument, else ``TRUSTGATE_DATABASE_URL``, else the default.
-
-    Returns ``("postgres", url)`` or ``("sqlite", path)``. Plain paths and
-    SQLAlchemy-style ``sqlite:///relative.db`` / ``sqlite:////absolute.db`` are
-    SQLite; ``postgresql://`` / ``postgres://`` are PostgreSQL.
-    """
-    raw = os.fspath(url) if url is not None else os.environ.get(ENV_VAR) or DEFAULT_DATABASE
-    raw = raw.strip()
-    if not raw:
-        raise ConfigurationError(f"empty database URL (argument or {ENV_VAR})")
-    lowered = raw.lower()
-    if lowered.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
-        return "postgres", re.sub(r"^postgresql\+psycopg://", "postgresql://", raw, flags=re.I)
-    if lowered.startswith("sqlite:"):
-        path = re.sub(r"^sqlite:(///|//)?", "", raw, flags=re.I)
-        if not path:
-            raise ConfigurationError(f"no path in SQLite URL {raw!r}")
-        raw = path
-    elif "://" in raw:
-        scheme = raw.split("://", 1)[0]
-        raise ConfigurationError(
-            f"unsupported database URL scheme {scheme!r}: use a SQLite path "
-            "(.trustgate/trustgate.db, sqlite:///path) or postgresql://..."
-        )
-    if raw == ":memory:":
-        raise ConfigurationError(
-            "connect() needs a database file; for an in-memory graph wrap langgraph's "
-            "InMemorySaver: ReportingSaver(InMemorySaver(), InMemoryReportHistory())"
-        )
-    return "sqlite", raw
-
 
 def _pg() -> ModuleType:
     """The PostgreSQL module, imported only when a postgresql:// URL is used."""
@@ -94,135 +54,6 @@ def _pg() -> ModuleType:
     return _postgres
 
 
-def _close_quietly(fn: Callable[[], Any], what: str) -> None:
-    try:
-        fn()
-    except Exception as exc:
-        # Closing is best effort: one connection failing to close must not keep
-        # the others open, and the caller is done with them anyway.
-        logger.warning("closing %s failed: %s", what, exc)
-
-
-class Persistence:
-    """A ready checkpointer, store, artifact ledger and report log on one database.
-
-    Use it as a context manager (or call :meth:`close`). Attributes:
-
-    * ``checkpointer``: a :class:`~trustgate.persistence.ReportingSaver` around
-      ``SqliteSaver`` / ``PostgresSaver`` (set up), for ``compile``; the wrapped
-      saver is ``checkpointer.saver``;
-    * ``store``: ``SqliteStore`` / ``PostgresStore`` (set up), for ``compile``;
-    * ``ledger``: the artifact ledger (:class:`~trustgate.SqliteLedger` /
-      :class:`~trustgate.PostgresLedger`);
-    * ``report_log``: :class:`~trustgate.persistence.ReportHistory` over every
-      logged crossing.
-    """
-
-    def __init__(
-        self,
-        *,
-        backend: Backend,
-        url: str,
-        checkpointer: ReportingSaver,
-        store: BaseStore,
-        ledger: ArtifactLedger,
-        report_log: ReportHistory,
-        closers: Sequence[Callable[[], Any]],
-    ) -> None:
-        self.backend = backend
-        self.url = url
-        self.checkpointer = checkpointer
-        self.store = store
-        self.ledger = ledger
-        self.report_log = report_log
-        self._closers = list(closers)
-        self._closed = False
-
-    def __repr__(self) -> str:
-        from trustgate.evidence.ledger_postgres import redact
-
-        return f"{type(self).__name__}({self.backend}, {redact(self.url)!r})"
-
-    def history(
-        self,
-        thread: str | None = None,
-        gate: str | None = None,
-        since: str | datetime | None = None,
-        *,
-        limit: int | None = None,
-    ) -> ReportList:
-        """Shortcut for ``self.report_log.history(...)``: the sealed reports, with the
-        rows whose seal fails in ``.refused``."""
-        return self.report_log.history(thread, gate, since, limit=limit)
-
-    def reconcile(self, thread: str | None = None) -> int:
-        """Log what the checkpoints hold and the log lacks (one thread, or all).
-
-        Only needed after a crash, for threads nobody reads again; see
-        :mod:`trustgate.persistence`. Returns how many reports were added.
-        """
-        return self.checkpointer.reconcile(_thread_config(thread))
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        for fn in reversed(self._closers):
-            _close_quietly(fn, f"a {self.backend} connection")
-
-    def __enter__(self) -> Persistence:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def _thread_config(thread: str | None) -> Any:
-    return None if thread is None else {"configurable": {"thread_id": thread}}
-
-
-class AsyncPersistence(Persistence):
-    """:class:`Persistence` with the async savers and stores (for ``ainvoke``/``astream``).
-
-    The ledger keeps its sync API; the report log is also read with
-    :meth:`ahistory`.
-    """
-
-    def __init__(self, *, aclosers: Sequence[Callable[[], Any]], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._aclosers = list(aclosers)
-
-    async def ahistory(
-        self,
-        thread: str | None = None,
-        gate: str | None = None,
-        since: str | datetime | None = None,
-        *,
-        limit: int | None = None,
-    ) -> ReportList:
-        return await self.report_log.ahistory(thread, gate, since, limit=limit)
-
-    async def areconcile(self, thread: str | None = None) -> int:
-        """Async :meth:`Persistence.reconcile`."""
-        return await self.checkpointer.areconcile(_thread_config(thread))
-
-    async def aclose(self) -> None:
-        if self._closed:
-            return
-        for fn in reversed(self._aclosers):
-            try:
-                await fn()
-            except Exception as exc:
-                logger.warning("closing an async %s connection failed: %s", self.backend, exc)
-        self.close()
-
-    async def __aenter__(self) -> AsyncPersistence:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-
 def _database_key(
     backend: Backend, target: str, key: KeyArg, allow_readable_key_file: bool
 ) -> SealKey:
@@ -231,8 +62,6 @@ def _database_key(
     Every database ``connect()`` opens is read by other processes or after a restart
     (PostgreSQL always; SQLite is always a file here), so a key must be configured.
     """
-    from trustgate.evidence.ledger_postgres import redact
-
     where = (
         f"the PostgreSQL database {redact(target)}"
         if backend == "postgres"

@@ -54,7 +54,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from trustgate.errors import ConfigurationError, DatabaseUnavailable
-from trustgate.evidence.ledger_postgres import redact
+from trustgate.persistence._urls import redact
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",

@@ -20,7 +20,7 @@ import contextlib
 import logging
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -32,15 +32,13 @@ from trustgate.evidence.ledger_postgres import (
     PostgresLedger,
     open_pool,
     pg_setup,
-    redact,
 )
 from trustgate.persistence._log import ReportHistory, ReportRow, read_only_insert, select_sql
+from trustgate.persistence._persistence import AsyncPersistence, Persistence
 from trustgate.persistence._pglimits import PgTarget, open_async_pool, pg_target
 from trustgate.persistence._pglimits import open_pool as open_bounded_pool
 from trustgate.persistence._saver import ReportingSaver
-
-if TYPE_CHECKING:
-    from trustgate.persistence._database import AsyncPersistence, Persistence
+from trustgate.persistence._urls import redact
 
 __all__ = [
     "PG_REPORTS_SCHEMA",
@@ -218,8 +216,6 @@ def connect_postgres(target: PgTarget, key: SealKey) -> Persistence:
     from langgraph.checkpoint.postgres import PostgresSaver
     from langgraph.store.postgres import PostgresStore
 
-    from trustgate.persistence._database import Persistence
-
     url = target.url
     pool = open_bounded_pool(target, max_size=8)
     try:
@@ -247,8 +243,6 @@ async def aconnect_postgres(target: PgTarget, key: SealKey) -> AsyncPersistence:
     """The async PostgreSQL persistence (see :func:`~trustgate.persistence.aconnect`)."""
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from langgraph.store.postgres.aio import AsyncPostgresStore
-
-    from trustgate.persistence._database import AsyncPersistence
 
     # Tables (LangGraph's and ours) are created through the sync path once, under
     # the schema lock, in a worker thread so the event loop is not blocked; the

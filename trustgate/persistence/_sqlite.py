@@ -27,7 +27,7 @@ import urllib.parse
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from trustgate.errors import ConfigurationError
 from trustgate.evidence.keys import KeyArg, SealKey
@@ -39,10 +39,8 @@ from trustgate.persistence._log import (
     select_sql,
     utc_text,
 )
+from trustgate.persistence._persistence import AsyncPersistence, Persistence
 from trustgate.persistence._saver import ReportingSaver
-
-if TYPE_CHECKING:
-    from trustgate.persistence._database import AsyncPersistence, Persistence
 
 __all__ = ["SQLITE_REPORTS_SCHEMA", "SqliteReportHistory", "aconnect_sqlite", "connect_sqlite"]
 
@@ -288,8 +286,6 @@ def connect_sqlite(target: str, key: SealKey) -> Persistence:
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.store.sqlite import SqliteStore
 
-    from trustgate.persistence._database import Persistence
-
     log = SqliteReportHistory(target, key=key)  # creates the file and the log's table
     saver_conn = sqlite_conn(target, autocommit=False)
     store_conn = sqlite_conn(target, autocommit=True)
@@ -315,8 +311,6 @@ async def aconnect_sqlite(target: str, key: SealKey) -> AsyncPersistence:
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     from langgraph.store.sqlite import AsyncSqliteStore
-
-    from trustgate.persistence._database import AsyncPersistence
 
     log = SqliteReportHistory(target, key=key)
     saver_conn = await aiosqlite.connect(target)

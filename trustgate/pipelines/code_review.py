@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import operator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -43,12 +43,9 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from trustgate._claims import ChangesManifest
-from trustgate._gate import TrustGate
-from trustgate._report import TrustReports, reports_from_state
-from trustgate.evidence.workspace import Workspace
-from trustgate.graph import guard
-from trustgate.graph._gatelog import ReportLogArg
+from trustgate import EvidenceSources, FromState, TrustGate
+from trustgate.files import ChangesManifest, CitationReplay, Workspace
+from trustgate.graph import TrustReports, guard, reports_from_state
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -59,8 +56,11 @@ from trustgate.pipelines._common import (
 )
 from trustgate.policies import Override
 from trustgate.readers import FromKey
-from trustgate.verifiers.base import EvidenceSources, FromState
-from trustgate.verifiers.files.checks import CitationReplay
+
+if TYPE_CHECKING:
+    import os
+
+    from trustgate.persistence import ReportHistory
 
 __all__ = [
     "ROLES",
@@ -152,7 +152,7 @@ def build(
     personality: Personality = "inventing",
     checkpointer: BaseCheckpointSaver[Any] | bool | None = None,
     max_rounds: int = 3,
-    report_log: ReportLogArg = None,
+    report_log: ReportHistory | str | os.PathLike[str] | bool | None = None,
 ) -> Any:
     """Compile the guarded code-review graph.
 

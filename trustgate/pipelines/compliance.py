@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import json
 import operator
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -51,12 +51,17 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from trustgate._findings import Finding
-from trustgate._gate import TrustGate
-from trustgate._report import TrustReports, reports_from_state
-from trustgate.evidence.brief import Brief, EvidenceSet
-from trustgate.graph import guard
-from trustgate.graph._gatelog import ReportLogArg
+from trustgate import (
+    Evidence,
+    EvidenceSources,
+    Finding,
+    FromState,
+    FunctionVerifier,
+    ModelVerifier,
+    TrustGate,
+)
+from trustgate.contracts import Brief, EvidenceSet, check_citations, check_integrity
+from trustgate.graph import TrustReports, guard, reports_from_state
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -66,10 +71,11 @@ from trustgate.pipelines._common import (
 )
 from trustgate.policies import Caveat, Rerender
 from trustgate.readers import FromKey
-from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
-from trustgate.verifiers.contracts.blind import ModelVerifier
-from trustgate.verifiers.contracts.citations import check_citations
-from trustgate.verifiers.integrity.check import check_integrity
+
+if TYPE_CHECKING:
+    import os
+
+    from trustgate.persistence import ReportHistory
 
 __all__ = [
     "ROLES",
@@ -182,7 +188,7 @@ def build(
     personality: Personality = "inventing",
     checkpointer: BaseCheckpointSaver[Any] | bool | None = None,
     verifier_timeout: float | None = 60.0,
-    report_log: ReportLogArg = None,
+    report_log: ReportHistory | str | os.PathLike[str] | bool | None = None,
 ) -> Any:
     """Compile the guarded compliance graph (roles: planner, executor, verifier).
 

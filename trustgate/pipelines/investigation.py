@@ -41,7 +41,7 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -49,13 +49,17 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from trustgate._findings import Finding, Strike
-from trustgate._gate import TrustGate
-from trustgate._report import OverrideRecord, TrustReports, reports_from_state
-from trustgate.evidence.ledger import ArtifactLedger, InMemoryLedger
-from trustgate.evidence.workspace import Workspace
-from trustgate.graph import guard
-from trustgate.graph._gatelog import ReportLogArg
+from trustgate import (
+    Evidence,
+    EvidenceSources,
+    Finding,
+    FromState,
+    FunctionVerifier,
+    Strike,
+    TrustGate,
+)
+from trustgate.files import ArtifactLedger, GroundingCheck, InMemoryLedger, Workspace
+from trustgate.graph import TrustReports, guard, reports_from_state
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -64,11 +68,13 @@ from trustgate.pipelines._common import (
     make_sample_repository,
     resolve_models,
 )
-from trustgate.policies import Release, Review, SetPath
-from trustgate.policies._decision import CrossingView
+from trustgate.policies import CrossingView, OverrideRecord, Release, Review, SetPath
 from trustgate.readers import FromKey
-from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
-from trustgate.verifiers.files.checks import GroundingCheck
+
+if TYPE_CHECKING:
+    import os
+
+    from trustgate.persistence import ReportHistory
 
 __all__ = [
     "ROLES",
@@ -305,7 +311,7 @@ def build(
     checkpointer: BaseCheckpointSaver[Any] | bool | None = None,
     ledger: ArtifactLedger | None = None,
     pause_before_reconcile: bool = False,
-    report_log: ReportLogArg = None,
+    report_log: ReportHistory | str | os.PathLike[str] | bool | None = None,
 ) -> Any:
     """Compile the guarded investigation graph.
 

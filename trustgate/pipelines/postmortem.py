@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -46,11 +46,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
-from trustgate._gate import TrustGate
-from trustgate._report import TrustReports
-from trustgate.evidence.record import Record
-from trustgate.graph import guard
-from trustgate.graph._gatelog import ReportLogArg
+from trustgate import EvidenceSources, FromState, TrustGate
+from trustgate.drafts import GAP_LABEL, Record, testimony_text
+from trustgate.graph import TrustReports, guard
 from trustgate.pipelines._common import (
     ModelSpec,
     Personality,
@@ -60,8 +58,11 @@ from trustgate.pipelines._common import (
 )
 from trustgate.policies import Redact
 from trustgate.readers import FromKey
-from trustgate.verifiers.base import EvidenceSources, FromState
-from trustgate.verifiers.drafts.gaps import GAP_LABEL, testimony_text
+
+if TYPE_CHECKING:
+    import os
+
+    from trustgate.persistence import ReportHistory
 
 __all__ = ["ROLES", "PostmortemState", "build", "find_gaps", "redact_gate", "sample_inputs"]
 
@@ -126,7 +127,7 @@ def build(
     *,
     personality: Personality = "inventing",
     checkpointer: BaseCheckpointSaver[Any] | bool | None = None,
-    report_log: ReportLogArg = None,
+    report_log: ReportHistory | str | os.PathLike[str] | bool | None = None,
 ) -> Any:
     """Compile the guarded postmortem graph (interrupts for gaps need a checkpointer).
 

@@ -20,7 +20,9 @@ A policy of your own has ``decide(crossing) -> decision | None``: it reads the
 unresolved findings (and the fixes verifiers put in them) from the
 :class:`CrossingView` and returns :class:`Release` (with rewrites such as
 :class:`SetPath` or :class:`ReplaceText`, and an :class:`OverrideRecord` for each
-change), :class:`Ask` or :class:`Stop`; the gate applies it.
+change), :class:`Ask` or :class:`Stop`; the gate applies it. A policy that may return
+:class:`Ask` declares ``pauses = True`` (as :class:`Review` does): ``guard()`` reads it
+to keep the node's output across the pause.
 """
 
 from __future__ import annotations

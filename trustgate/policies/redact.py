@@ -16,8 +16,9 @@ class Redact:
     """Apply the fix the draft check found: unsupported sentences deleted, a gap
     question standing in each hole, invalid citation markers dropped.
 
-    The check itself is the :class:`~trustgate.DraftCheck`
-    verifier; a gate given ``Redact()`` without one adds it (with ``rules``). The
+    The check itself is the :class:`~trustgate.DraftCheck` verifier, which this policy
+    declares it needs (:attr:`needs_check`); a gate given ``Redact()`` without one runs
+    it (with ``rules``). The
     text is rewritten where the gate read it, edit by edit (a draft written in several
     sections is edited in the section each deletion falls in); ``field`` names another
     place and ``also`` more places that hold the same text (such as a ``draft`` key
@@ -52,10 +53,14 @@ class Redact:
         self.rules = rules
         self.also = _validate.strings("Redact", "also", also)
 
-    def required_verifiers(self) -> list[Any]:
+    @property
+    def needs_check(self) -> tuple[type[Any], dict[str, Any]]:
+        """The check whose fixes this policy applies, declared for the gate: the draft
+        check (configured with ``rules``). A gate whose verifiers lack one runs it; the
+        policy itself never builds or runs a verifier."""
         from trustgate.verifiers.drafts.check import DraftCheck
 
-        return [DraftCheck(self.rules)]
+        return DraftCheck, {} if self.rules is None else {"rules": self.rules}
 
     def decide(self, crossing: CrossingView) -> Release | Stop | None:
         fixes = [

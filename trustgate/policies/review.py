@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Mapping
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
 from trustgate._report import Approval, OverrideRecord
 from trustgate.errors import ConfigurationError
@@ -58,6 +58,12 @@ class Review:
         graph.invoke(Command(resume={"type": "approve", "by": "alice"}), config)
         ```
     """
+
+    pauses: ClassVar[bool] = True
+    """It may pause the run (an interrupt) for a person: ``guard()`` keeps the node's
+    output in a durable task, so a resumed run judges the same output it paused on. A
+    policy of your own whose ``decide`` returns :class:`~trustgate.policies.Ask`
+    declares the same."""
 
     def __init__(
         self,

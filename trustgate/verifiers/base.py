@@ -16,16 +16,31 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from os import PathLike
 from types import MappingProxyType
-from typing import Any, Generic, Protocol, TypeAlias, overload, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Literal,
+    Protocol,
+    TypeAlias,
+    overload,
+    runtime_checkable,
+)
 
 from typing_extensions import TypeVar
 
 from trustgate._findings import Finding
 from trustgate.errors import ConfigurationError
 
+if TYPE_CHECKING:
+    from trustgate.evidence.brief import Brief, EvidenceSet
+    from trustgate.evidence.ledger import ArtifactLedger
+    from trustgate.evidence.record import Record
+    from trustgate.evidence.workspace import Workspace
+
 __all__ = [
-    "AsyncVerifier",
     "Evidence",
     "EvidenceSources",
     "FromContext",
@@ -137,13 +152,32 @@ class Evidence:
         ```
     """
 
-    workspace: Any = None
-    record: Any = None
-    brief: Any = None
-    evidence_set: Any = None
-    ledger: Any = None
+    workspace: Workspace | str | PathLike[str] | None = None
+    """The repository citations are replayed against (file checks); a path is opened
+    as a :class:`~trustgate.files.Workspace`."""
+    record: Record | Mapping[str, str] | None = None
+    """The numbered record a draft cites (the draft check)."""
+    brief: Brief | Mapping[str, Any] | None = None
+    """The closed list of approved citations (contract checks)."""
+    evidence_set: EvidenceSet | Mapping[str, Any] | None = None
+    """The approved figures a draft may state (the integrity check)."""
+    ledger: ArtifactLedger | None = None
+    """Where acquired artifacts are recorded (grounding checks)."""
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """Any other source, by name (a verifier of your own reads it with ``require``)."""
 
+    @overload
+    def require(self, name: Literal["workspace"]) -> Workspace | str | PathLike[str]: ...
+    @overload
+    def require(self, name: Literal["record"]) -> Record | Mapping[str, str]: ...
+    @overload
+    def require(self, name: Literal["brief"]) -> Brief | Mapping[str, Any]: ...
+    @overload
+    def require(self, name: Literal["evidence_set"]) -> EvidenceSet | Mapping[str, Any]: ...
+    @overload
+    def require(self, name: Literal["ledger"]) -> ArtifactLedger: ...
+    @overload
+    def require(self, name: str) -> Any: ...
     def require(self, name: str) -> Any:
         """The named source (a field or an ``extra`` key), or a configuration error."""
         value = getattr(self, name) if name in _FIELDS else self.extra.get(name)
@@ -261,13 +295,6 @@ class Verifier(Protocol[ClaimsT_contra]):
     timeout: float | None
 
     def verify(self, claims: ClaimsT_contra, evidence: Evidence) -> list[Finding]: ...
-
-
-@runtime_checkable
-class AsyncVerifier(Verifier[ClaimsT_contra], Protocol[ClaimsT_contra]):
-    """A :class:`Verifier` with a native coroutine implementation."""
-
-    async def averify(self, claims: ClaimsT_contra, evidence: Evidence) -> list[Finding]: ...
 
 
 def _as_findings(name: str, result: Any) -> list[Finding]:
