@@ -70,8 +70,11 @@ def normalise(path: object) -> tuple[str, ...]:
         raise EvidenceRefused(
             "absolute_path", f"{path!r} is absolute; cite a path relative to the root", path=path
         )
+    split = path.split("/")
+    if "" not in split and "." not in split and ".." not in split:
+        return tuple(split)  # (already normal: what the walk below would return)
     parts: list[str] = []
-    for part in path.split("/"):
+    for part in split:
         if part in ("", "."):
             continue
         if part == "..":

@@ -17,7 +17,7 @@ finding of its own.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from trustgate._claims import FileCitation, SelfReport, parse_manifest
@@ -271,10 +271,34 @@ def replay_manifest(
 
 
 # (place in citation order, item name, cited line, trimmed NFC content): what the
-# judging needs, so it touches no citation object again
+# judging needs, so it touches no citation object again. (A tuple of plain values: the
+# garbage collector stops tracking it at its first pass, as it cannot stop tracking a
+# list or an object; a replay of thousands of citations otherwise spends a good part
+# of its time in full collections that walk every pending citation.)
 _Pending = tuple[int, str, int, str]
-# a finding, or a file's passes, at its place in citation order
-_Placed = tuple[int, "Finding | _Batch"]
+_Spellings = list[tuple[str, list[_Pending]]]
+
+
+class _Placed:
+    """A replay's findings, each at its place: the number of the citation it is about
+    (a file's passes at the first of them)."""
+
+    __slots__ = ("findings", "seqs")
+
+    def __init__(self) -> None:
+        self.seqs: list[int] = []
+        self.findings: list[Finding] = []
+
+    def add(self, seq: int, finding: Finding) -> None:
+        self.seqs.append(seq)
+        self.findings.append(finding)
+
+    def __len__(self) -> int:
+        return len(self.seqs)
+
+    def in_order(self) -> list[Finding]:
+        seqs, findings = self.seqs, self.findings
+        return [findings[k] for k in sorted(range(len(seqs)), key=seqs.__getitem__)]
 
 
 def _replay_items(
@@ -284,9 +308,7 @@ def _replay_items(
     min_chars: int,
     changed_items: list[tuple[int, SelfReport]],
 ) -> list[Finding]:
-    # Every finding is placed by the number of the citation it is about (in citation
-    # order); a file's passing citations are one batch, placed at the first of them.
-    placed: list[_Placed] = []
+    placed = _Placed()
     by_path: dict[str, list[_Pending]] = {}
     seq = 0
     for i, item in enumerate(parsed):
@@ -294,28 +316,26 @@ def _replay_items(
             changed_items.append((i, item))
             continue
         name = item.item or f"item[{i}]"
-        if not item.evidence:
-            placed.append(
-                (
-                    seq,
-                    Finding.failed(
-                        VERIFIER,
-                        "no_evidence",
-                        f"{item.status} claim carries no citations; nothing shows the item "
-                        "was handled",
-                        subject=name,
-                    ),
-                )
+        evidence = item.evidence
+        if not evidence:
+            placed.add(
+                seq,
+                Finding.failed(
+                    VERIFIER,
+                    "no_evidence",
+                    f"{item.status} claim carries no citations; nothing shows the item was handled",
+                    subject=name,
+                ),
             )
             seq += 1
             continue
-        for raw in item.evidence:
+        for raw in evidence:
             if type(raw) is FileCitation:
                 citation = raw
             else:
                 checked = _as_citation(raw, f"{name}: ")
                 if isinstance(checked, Finding):
-                    placed.append((seq, checked))
+                    placed.add(seq, checked)
                     seq += 1
                     continue
                 citation = checked
@@ -330,81 +350,69 @@ def _replay_items(
                 else:
                     pending.append((seq, name, citation.line, content))
             else:
-                placed.append((seq, _empty(f"{name}: {citation.file}:{citation.line}")))
+                placed.add(seq, _empty(f"{name}: {citation.file}:{citation.line}"))
             seq += 1
     if by_path:
         offsets = [d * sign for d in range(1, window + 1) for sign in (-1, 1)]  # earlier first
         with _Root(workspace) as root:
-            for key, (parts, spellings) in _by_file(by_path).items():
+            for key, parts, spellings in _files(by_path):
                 _replay_file(root, key, parts, spellings, placed, window, min_chars, offsets)
-    placed.sort(key=_place)  # (stable, and the places are distinct)
-    return [p.finding(window) if isinstance(p, _Batch) else p for _, p in placed]
+    return placed.in_order()
 
 
-def _place(entry: _Placed | _Pending) -> int:
-    return entry[0]
-
-
-def _by_file(
+def _files(
     by_path: dict[str, list[_Pending]],
-) -> dict[str, tuple[tuple[str, ...] | None, list[tuple[str, list[_Pending]]]]]:
-    """The cited paths under their normalised form (with its parts), so ``app.py`` and
-    ``./app.py`` are one read; a path that cannot be normalised keeps its own key (it is
-    refused when read)."""
-    out: dict[str, tuple[tuple[str, ...] | None, list[tuple[str, list[_Pending]]]]] = {}
-    for path, group in by_path.items():
+) -> Iterator[tuple[str, tuple[str, ...] | None, _Spellings]]:
+    """Each file once, under its normalised path (with its parts), with the spellings
+    it was cited by, so ``app.py`` and ``./app.py`` are one read; a path that cannot be
+    normalised keeps its own key (it is refused when read)."""
+    first: dict[str, tuple[str, tuple[str, ...] | None]] = {}  # key: first spelling, parts
+    more: dict[str, list[str]] = {}  # key: the other spellings
+    for path in by_path:
         parts: tuple[str, ...] | None
         try:
             parts = _paths.normalise(path)
             key = "/".join(parts)
         except EvidenceRefused:
             parts, key = None, "\x00" + path  # no normalised path holds a NUL
-        known = out.get(key)
-        if known is None:
-            out[key] = (parts, [(path, group)])
+        if key in first:
+            more.setdefault(key, []).append(path)
         else:
-            known[1].append((path, group))
-    return out
+            first[key] = (path, parts)
+    for key, (path, parts) in first.items():
+        spellings = [(path, by_path[path])]
+        spellings.extend((other, by_path[other]) for other in more.get(key, ()))
+        yield key, parts, spellings
 
 
-class _Batch:
+def _batch(key: str, passes: list[dict[str, Any]], drifted: int, window: int) -> Finding:
     """The passing citations of one file: one finding, not one per citation (the
     verdict objects, not the checks, were most of a replay's cost)."""
-
-    __slots__ = ("drifted", "key", "passes")
-
-    def __init__(self, key: str, passes: list[dict[str, Any]], drifted: int) -> None:
-        self.key = key
-        self.passes = passes
-        self.drifted = drifted
-
-    def finding(self, window: int) -> Finding:
-        passes, drifted = self.passes, self.drifted
-        where = (
-            f"{drifted} of them within ±{window} lines of the cited line"
-            if drifted
-            else "each at the cited line"
-        )
-        return Finding.ok(
-            VERIFIER,
-            f"content found for {len(passes)} citation(s) of {self.key!r} ({where})",
-            subject=self.key,
-            detail={"citations": passes},
-        )
+    where = (
+        f"{drifted} of them within ±{window} lines of the cited line"
+        if drifted
+        else "each at the cited line"
+    )
+    return Finding.ok(
+        VERIFIER,
+        f"content found for {len(passes)} citation(s) of {key!r} ({where})",
+        subject=key,
+        detail={"citations": passes},
+    )
 
 
 def _replay_file(
     root: _Root,
     key: str,
     parts: tuple[str, ...] | None,
-    spellings: list[tuple[str, list[_Pending]]],
-    placed: list[_Placed],
+    spellings: _Spellings,
+    placed: _Placed,
     window: int,
     min_chars: int,
     offsets: list[int],
 ) -> None:
     """Read one file once and judge every citation of it, whatever its spelling; its
-    passes become one batch, placed at the first of them. ``offsets`` are the window's
+    passes become one finding, placed at the first of them. ``offsets`` are the window's
     line offsets, nearest first, earlier first on a tie."""
     first_path = spellings[0][0]
     src = root.read(first_path, parts)
@@ -416,25 +424,25 @@ def _replay_file(
             src = root.read(path, parts)  # a refusal names the path as it was cited
         if isinstance(src, EvidenceRefused):
             for seq, name, line, _ in group:
-                placed.append((seq, src.to_finding(VERIFIER, subject=f"{name}: {path}:{line}")))
+                placed.add(seq, src.to_finding(VERIFIER, subject=f"{name}: {path}:{line}"))
             continue
         failed_from = len(placed)
         drifted += _judge_group(src, path, group, passes, placed, window, min_chars, offsets)
         if len(placed) > failed_from:  # the passes are the citations that did not fail
-            failed = set(map(_place, placed[failed_from:]))
+            failed = set(placed.seqs[failed_from:])
             group = [p for p in group if p[0] not in failed]
         if group:
             passed.append(group)
     if not passes:
         return
-    if len(passed) == 1:  # (a group is in citation order, and so are its passes)
+    if len(passed) == 1:  # (a spelling's citations are in citation order, so its passes)
         first = passed[0][0][0]
     else:  # the spellings' passes, merged in citation order
         seqs = [p[0] for group in passed for p in group]
         order = sorted(range(len(passes)), key=seqs.__getitem__)
         passes = [passes[k] for k in order]
         first = seqs[order[0]]
-    placed.append((first, _Batch(key, passes, drifted)))
+    placed.add(first, _batch(key, passes, drifted, window))
 
 
 def _judge_group(
@@ -442,7 +450,7 @@ def _judge_group(
     path: str,
     group: list[_Pending],
     passes: list[dict[str, Any]],
-    placed: list[_Placed],
+    placed: _Placed,
     window: int,
     min_chars: int,
     offsets: list[int],
@@ -485,9 +493,7 @@ def _judge_group(
         judged = _judge(line, content, src, window, min_chars)
         if isinstance(judged, str):
             subject = f"{name}: {path}:{line}"
-            placed.append(
-                (seq, _failed(judged, path, line, content, src, window, min_chars, subject))
-            )
+            placed.add(seq, _failed(judged, path, line, content, src, window, min_chars, subject))
             continue
         if judged != line:
             drifted += 1
