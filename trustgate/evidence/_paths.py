@@ -18,6 +18,7 @@ files read through it are the ones that directory holds.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 import threading
@@ -418,39 +419,54 @@ def read_all(opened: Opened, max_bytes: int, shown: str) -> bytes:
 
 
 _SCRATCH_MAX = 16 * 1024 * 1024 + 1
+_STEP = 256 * 1024
 _scratch_lock = threading.Lock()
 _scratch = [bytearray()]
-"""One buffer, reused by whole-file reads of up to 16 MiB (see :func:`read_reused`)."""
+"""One buffer, reused by whole-file reads of up to 16 MiB (see :func:`read_hashed`)."""
 
 
 @contextmanager
-def read_reused(opened: Opened, max_bytes: int, shown: str) -> Iterator[bytes | memoryview]:
-    """The file's bytes, read as :func:`read_all` reads them, for a caller that only
-    hashes and decodes them inside the ``with`` (the view is not valid after it).
+def read_hashed(
+    opened: Opened, max_bytes: int, shown: str
+) -> Iterator[tuple[bytes | memoryview, str]]:
+    """The file's bytes, read as :func:`read_all` reads them, with their hex sha256, for
+    a caller that only decodes them inside the ``with`` (the view is not valid after).
 
     Why: a caller that decodes a large file holds its bytes and its text at once, and
     two fresh buffers of that size cost the process a page fault per 4 KiB, every time
     (the allocator hands freed memory of that size back to the system). Reading into
     one buffer kept between calls leaves only the text to allocate, as a plain read
-    allocates only its bytes. One buffer, for one thread at a time (another thread reads
-    as :func:`read_all` does); it holds at most the largest such file read so far.
+    allocates only its bytes; and hashing each 256 KiB as it is read hashes bytes that
+    are still in the CPU's cache, in the same pass. One buffer, for one thread at a
+    time (another thread reads as :func:`read_all` does); it holds at most the largest
+    such file read so far.
     """
     size = _check_size(opened, max_bytes, shown)
     if size >= _SCRATCH_MAX or not _scratch_lock.acquire(blocking=False):
-        yield read_all(opened, max_bytes, shown)
+        data = read_all(opened, max_bytes, shown)
+        yield data, hashlib.sha256(data).hexdigest()
         return
     try:
         buf = _scratch[0]
         if len(buf) < size + 1:
             _scratch[0] = buf = bytearray()  # (the old one goes before the new is made)
             _scratch[0] = buf = bytearray(size + 1)
-        with memoryview(buf) as whole, whole[: size + 1] as into:
-            n = os.readv(opened.fd, [into])
-            if n == size:
-                with whole[:n] as view:
-                    yield view
-            else:
-                yield _read_on(opened.fd, bytes(whole[:n]), max_bytes, shown)
+        with memoryview(buf) as whole:
+            digest = hashlib.sha256()
+            end = size + 1  # one byte more than fstat said: a read of 0 finds the end
+            got = 0
+            while got < end:
+                n = os.readv(opened.fd, [whole[got : min(got + _STEP, end)]])
+                if not n:
+                    break
+                digest.update(whole[got : got + n])
+                got += n
+            if got < end:  # it ended (where fstat said, or sooner: it was cut short)
+                with whole[:got] as view:
+                    yield view, digest.hexdigest()
+            else:  # it grew since fstat: read on to its end or the cap
+                data = _read_on(opened.fd, bytes(whole[:got]), max_bytes, shown)
+                yield data, hashlib.sha256(data).hexdigest()
     finally:
         _scratch_lock.release()
 

@@ -127,9 +127,12 @@ def file_artifact(
     end_line: int | None,
     data: bytes | memoryview,
     text: str,
+    content_hash: str | None = None,
 ) -> Artifact:
-    """The artifact for ``data`` (the exact bytes read) and ``text`` (their decoding)."""
-    content_hash = hashlib.sha256(data).hexdigest()
+    """The artifact for ``data`` (the exact bytes read) and ``text`` (their decoding).
+    ``content_hash`` is their hex sha256 when the reader computed it as it read."""
+    if content_hash is None:
+        content_hash = hashlib.sha256(data).hexdigest()
     coordinate = {
         "kind": "file",
         "revision": revision,

@@ -217,8 +217,8 @@ class Workspace:
             return hashlib.sha256(self.read_bytes(path, revision)).hexdigest()
         opened = self._open(path)
         try:
-            with _paths.read_reused(opened, self.max_bytes, path) as data:
-                return hashlib.sha256(data).hexdigest()
+            with _paths.read_hashed(opened, self.max_bytes, path) as (_, digest):
+                return digest
         finally:
             os.close(opened.fd)
 
@@ -259,10 +259,10 @@ class Workspace:
         if locator.revision is not None:
             revision = git.resolve_revision(self.root, locator.revision)
         if revision is None and (first is None or last is None):
-            # The whole file, hashed and decoded from one read into a reused buffer.
+            # The whole file, hashed as it is read into a reused buffer, then decoded.
             opened = self._open(shown)
             try:
-                with _paths.read_reused(opened, self.max_bytes, shown) as view:
+                with _paths.read_hashed(opened, self.max_bytes, shown) as (view, digest):
                     artifact = file_artifact(
                         path=opened.rel,
                         revision=None,
@@ -270,6 +270,7 @@ class Workspace:
                         end_line=None,
                         data=view,
                         text=_paths.decode_text(view, shown),
+                        content_hash=digest,
                     )
             finally:
                 os.close(opened.fd)
