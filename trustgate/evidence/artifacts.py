@@ -16,11 +16,14 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from trustgate._claims import Locator
 from trustgate.errors import ArtifactIntegrityError, EvidenceRefused
 
 __all__ = [
     "Artifact",
+    "ArtifactStore",
     "Connector",
+    "FileSource",
     "Verification",
     "acquire_external",
     "artifact_id",
@@ -122,10 +125,14 @@ def file_artifact(
     revision: str | None,
     start_line: int | None,
     end_line: int | None,
-    data: bytes,
+    data: bytes | memoryview,
     text: str,
+    content_hash: str | None = None,
 ) -> Artifact:
-    content_hash = hashlib.sha256(data).hexdigest()
+    """The artifact for ``data`` (the exact bytes read) and ``text`` (their decoding).
+    ``content_hash`` is their hex sha256 when the reader computed it as it read."""
+    if content_hash is None:
+        content_hash = hashlib.sha256(data).hexdigest()
     coordinate = {
         "kind": "file",
         "revision": revision,
@@ -151,6 +158,24 @@ def file_artifact(
         excerpt=text,
         verification="verified",
     )
+
+
+class ArtifactStore(Protocol):
+    """Where an acquisition puts what it froze (an ``ArtifactLedger``): the workspace
+    needs only this, so the workspace and the ledger do not import each other."""
+
+    def put(self, artifact: Artifact) -> Artifact:
+        """Store ``artifact`` unless its id is held; return what is stored."""
+        ...
+
+
+class FileSource(Protocol):
+    """What re-reads a file artifact's coordinate (a ``Workspace``), for the ledger's
+    ``reverify``."""
+
+    def acquire(self, locator: Locator) -> Artifact:
+        """Read and freeze the bytes at ``locator`` now."""
+        ...
 
 
 @runtime_checkable

@@ -60,10 +60,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from trustgate._claims import Locator
 from trustgate._findings import Finding
 from trustgate.errors import (
     ArtifactIntegrityError,
@@ -72,7 +73,13 @@ from trustgate.errors import (
     LedgerConflict,
     LedgerTampered,
 )
-from trustgate.evidence.artifacts import Artifact, Connector, _canonical, acquire_external
+from trustgate.evidence.artifacts import (
+    Artifact,
+    Connector,
+    FileSource,
+    _canonical,
+    acquire_external,
+)
 from trustgate.evidence.keys import (
     EPHEMERAL_KEY,
     KEY_ENV,
@@ -81,9 +88,6 @@ from trustgate.evidence.keys import (
     SealKey,
     resolve_key,
 )
-
-if TYPE_CHECKING:
-    from trustgate.evidence.workspace import Workspace
 
 __all__ = [
     "EPHEMERAL_KEY",
@@ -301,7 +305,7 @@ class ArtifactLedger(ABC):
     def reverify(
         self,
         artifact_id: str,
-        workspace: Workspace | None = None,
+        workspace: FileSource | None = None,
         connectors: Mapping[str, Connector] = {},
     ) -> Finding:
         """Re-check the stored row, then re-read the coordinate without any cache.
@@ -344,16 +348,13 @@ class ArtifactLedger(ABC):
                         "reverifying a file artifact needs the workspace",
                         subject=artifact.id,
                     )
-                from trustgate._claims import Locator
-
                 fresh = workspace.acquire(
                     Locator(
                         path=artifact.path or "",
                         start_line=artifact.start_line,
                         end_line=artifact.end_line,
                         revision=artifact.revision,
-                    ),
-                    use_cache=False,
+                    )
                 )
             else:
                 fresh = acquire_external(artifact.source, artifact.uri, connectors)

@@ -2,10 +2,11 @@
 
 Every read goes through the path guard afresh (a symlink swapped after a first read is
 caught by the next), and reads text only when it is text. :meth:`Workspace.read_lines`
-may serve lines from a cache keyed on the real path and the file's ``(dev, inode, size,
-mtime_ns, ctime_ns)``; citation replay does not use it (it reads each file once per
-call and keeps nothing: filling a cache cost more than the read it saved on a first
-crossing, and held every file's lines). ``ctime`` is what makes the
+serves lines from a cache keyed on the real path and the file's ``(dev, inode, size,
+mtime_ns, ctime_ns)``; citation replay and acquisition never use it (a replay reads
+each file once per call through one :class:`~trustgate.evidence._paths.Reader` and
+keeps nothing: filling a cache cost more than the read it saved on a first crossing,
+and held every file's lines). ``ctime`` is what makes the
 key trustworthy: a rewrite in place at the same size with ``mtime`` put back (``cp
 -p``, ``tar``, ``touch -r``) still moves it. File times tick coarsely, so a file whose
 ``mtime`` or ``ctime`` lies within :data:`_RACY_NS` of the moment it was read could be
@@ -20,13 +21,13 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import NoReturn
 
 from trustgate._claims import Locator
 from trustgate.errors import ConfigurationError, EvidenceRefused
 from trustgate.evidence import _paths, git
-from trustgate.evidence.artifacts import Artifact, file_artifact
-from trustgate.evidence.ledger import ArtifactLedger
+from trustgate.evidence.artifacts import Artifact, ArtifactStore, file_artifact
 
 __all__ = ["DEFAULT_MAX_BYTES", "Workspace"]
 
@@ -36,7 +37,7 @@ _CACHE_BYTES = 64 * 1024 * 1024
 # 2 s covers the coarsest common timestamp granularity (FAT's mtime).
 _RACY_NS = 2_000_000_000
 Identity = tuple[int, int, int, int, int]
-Lines = tuple[tuple[str, ...], bool]
+Lines = tuple[Sequence[str], bool]
 """A file's lines and whether it is all ASCII."""
 
 
@@ -150,14 +151,13 @@ class Workspace:
 
     # -- reading -------------------------------------------------------------------
 
-    def _open(
-        self, path: object, root_fd: int | None = None, parts: tuple[str, ...] | None = None
-    ) -> _paths.Opened:
-        return _paths.open_in_root(self.root, path, self.scopes, root_fd, parts)
+    def _open(self, path: object) -> _paths.Opened:
+        return _paths.open_in_root(self.root, path, self.scopes)
 
-    def _open_root(self) -> int:
-        """A root descriptor for a batch of reads (one replay call); the caller closes it."""
-        return _paths.open_root(self.root)
+    def _reader(self) -> _paths.Reader:
+        """The root and its directories opened once, for a batch of reads (one replay
+        call); use it as a context manager."""
+        return _paths.Reader(self.root, self.scopes)
 
     def read_bytes(self, path: str, revision: str | None = None) -> bytes:
         """The file's exact bytes (binary allowed), guarded; at ``revision`` through git."""
@@ -178,51 +178,49 @@ class Workspace:
         """The file as text; binary and invalid UTF-8 are refused with their own codes."""
         return _paths.decode_text(self.read_bytes(path, revision), path)
 
-    def read_lines(self, path: str, *, use_cache: bool = True) -> tuple[str, ...]:
+    def read_lines(self, path: str) -> tuple[str, ...]:
         """The file's lines without terminators (``\\r\\n``, ``\\n``, ``\\r``), guarded afresh.
 
         The guard runs on every call; only the decoding is cached, and only while the
         real file keeps its identity.
         """
-        return self._lines(path, use_cache=use_cache)
-
-    def _lines(
-        self, path: str, *, use_cache: bool = True, root_fd: int | None = None
-    ) -> tuple[str, ...]:
-        return self._text_lines(path, use_cache=use_cache, root_fd=root_fd)[0]
-
-    def _text_lines(
-        self,
-        path: str,
-        *,
-        use_cache: bool = True,
-        root_fd: int | None = None,
-        parts: tuple[str, ...] | None = None,
-    ) -> Lines:
-        """The lines, and whether the file is all ASCII (then no line needs NFC).
-        ``parts`` is ``_paths.normalise(path)`` when the caller has it."""
         read_at = time.time_ns()
-        opened = self._open(path, root_fd, parts)
+        opened = self._open(path)
         try:
-            if use_cache:
-                hit = self._cache.get(opened.real, opened.identity)
-                if hit is not None:
-                    return hit
+            real, identity = opened.real, opened.identity
+            hit = self._cache.get(real, identity)
+            if hit is not None:
+                return tuple(hit[0])
             data = _paths.read_all(opened, self.max_bytes, path)
         finally:
             os.close(opened.fd)
-        lines = _paths.split_lines(_paths.decode_text(data, path))
-        got = (lines, data.isascii())
-        if use_cache:
-            self._cache.put(opened.real, opened.identity, got, len(data), read_at)
-        return got
+        text = _paths.decode_text(data, path)
+        lines = _paths.split_lines(text)
+        self._cache.put(real, identity, (lines, text.isascii()), len(data), read_at)  # (a tuple)
+        return lines
+
+    def _text_lines(
+        self, path: str, *, reader: _paths.Reader, parts: tuple[str, ...] | None = None
+    ) -> Lines:
+        """The lines, and whether the file is all ASCII (then no line needs NFC), read
+        now through a batch's ``reader`` (never from the cache). ``parts`` is
+        ``_paths.normalise(path)`` when the caller has it."""
+        text = _paths.decode_text(reader.read(path, self.max_bytes, parts), path)
+        return _paths.line_list(text), text.isascii()  # (O(1) on a str)
 
     def clear_cache(self) -> None:
         self._cache.clear()
 
     def sha256(self, path: str, revision: str | None = None) -> str:
         """Hex sha256 of the file's exact bytes, recomputed on every call."""
-        return hashlib.sha256(self.read_bytes(path, revision)).hexdigest()
+        if revision is not None:
+            return hashlib.sha256(self.read_bytes(path, revision)).hexdigest()
+        opened = self._open(path)
+        try:
+            with _paths.read_hashed(opened, self.max_bytes, path) as (_, digest):
+                return digest
+        finally:
+            os.close(opened.fd)
 
     # -- repository state ----------------------------------------------------------
 
@@ -238,45 +236,97 @@ class Workspace:
 
     # -- frozen evidence -------------------------------------------------------------
 
-    def acquire(
-        self, locator: Locator, ledger: ArtifactLedger | None = None, *, use_cache: bool = False
-    ) -> Artifact:
+    def acquire(self, locator: Locator, ledger: ArtifactStore | None = None) -> Artifact:
         """Read the bytes a locator points at and freeze them as an ``Artifact``.
 
         Scope check, exact bytes (at the pinned revision through git, else the working
         tree), range check against the real file, sha256 of the excerpt bytes, id from
         the coordinate. With a ``ledger`` the artifact is stored put-if-absent and the
         stored one returned (so the first ``acquired_at`` is kept). Refusals raise
-        ``EvidenceRefused`` with the finding code.
+        ``EvidenceRefused`` with the finding code. The bytes are always read now:
+        there is no cached path.
+
+        The whole file must be text (no NUL in its first 8 KiB, valid UTF-8), whether
+        the locator takes all of it or a range of lines.
         """
-        del use_cache  # acquisition always reads the bytes; there is no "trust me" path
         if not isinstance(locator, Locator):
             raise EvidenceRefused(
                 "invalid_locator", f"expected a Locator, got {type(locator).__name__}"
             )
+        shown = locator.path
+        first, last = locator.first, locator.last
         revision = None
         if locator.revision is not None:
             revision = git.resolve_revision(self.root, locator.revision)
-        rel, data = self._read(locator.path, revision)
-        text = _paths.decode_text(data, locator.path)
-        first, last = locator.first, locator.last
-        if first is not None and last is not None:
-            data, text = _slice_lines(data, first, last, locator.path)
-        artifact = file_artifact(
-            path=rel, revision=revision, start_line=first, end_line=last, data=data, text=text
-        )
+        if revision is None and (first is None or last is None):
+            # The whole file, hashed as it is read into a reused buffer, then decoded.
+            opened = self._open(shown)
+            try:
+                with _paths.read_hashed(opened, self.max_bytes, shown) as (view, digest):
+                    artifact = file_artifact(
+                        path=opened.rel,
+                        revision=None,
+                        start_line=None,
+                        end_line=None,
+                        data=view,
+                        text=_paths.decode_text(view, shown),
+                        content_hash=digest,
+                    )
+            finally:
+                os.close(opened.fd)
+        else:
+            rel, data = self._read(shown, revision)
+            if first is None or last is None:
+                chunk, text = data, _paths.decode_text(data, shown)
+            else:
+                _paths.check_text_head(data, shown)
+                if not data.isascii():  # (ASCII is UTF-8: no decode needed to know)
+                    _paths.decode_text(data, shown)
+                chunk = _slice_lines(data, first, last, shown)
+                text = chunk.decode("utf-8")  # (cut at line ends of valid UTF-8)
+            artifact = file_artifact(
+                path=rel,
+                revision=revision,
+                start_line=first,
+                end_line=last,
+                data=chunk,
+                text=text,
+            )
         return ledger.put(artifact) if ledger is not None else artifact
 
 
-def _slice_lines(data: bytes, first: int, last: int, shown: str) -> tuple[bytes, str]:
+def _slice_lines(data: bytes, first: int, last: int, shown: str) -> bytes:
+    """Lines ``first`` to ``last`` with their terminators (``\\r\\n``, ``\\n``, ``\\r``:
+    as :func:`~trustgate.evidence._paths.split_lines` counts), found without splitting
+    the file: the newlines up to ``last`` are walked, nothing past them is touched."""
+    if b"\r" in data or first < 1 or last < first:
+        return _slice_split(data, first, last, shown)
+    find = data.find
+    start = pos = 0
+    for i in range(1, last + 1):
+        if i == first:
+            start = pos
+        nl = find(b"\n", pos)
+        if nl < 0:
+            if pos < len(data) and i == last:  # the last line, without a terminator
+                return data[start:]
+            return _out_of_range(first, last, i if pos < len(data) else i - 1, shown)
+        pos = nl + 1
+    return data[start:pos]
+
+
+def _slice_split(data: bytes, first: int, last: int, shown: str) -> bytes:
     lines = data.splitlines(keepends=True)  # \r\n, \n, \r: as split_lines counts
     n = len(lines)
     if first < 1 or last < first or last > n:
-        raise EvidenceRefused(
-            "line_out_of_range",
-            f"lines {first}-{last} are outside {shown!r}, which has {n} line(s)",
-            path=shown,
-            detail={"start_line": first, "end_line": last, "line_count": n},
-        )
-    chunk = b"".join(lines[first - 1 : last])
-    return chunk, chunk.decode("utf-8")
+        _out_of_range(first, last, n, shown)
+    return b"".join(lines[first - 1 : last])
+
+
+def _out_of_range(first: int, last: int, n: int, shown: str) -> NoReturn:
+    raise EvidenceRefused(
+        "line_out_of_range",
+        f"lines {first}-{last} are outside {shown!r}, which has {n} line(s)",
+        path=shown,
+        detail={"start_line": first, "end_line": last, "line_count": n},
+    )

@@ -16,9 +16,8 @@ finding of its own.
 
 from __future__ import annotations
 
-import os
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from trustgate._claims import FileCitation, SelfReport, parse_manifest
@@ -45,6 +44,16 @@ def _nonspace(text: str) -> int:
     return len("".join(text.split()))
 
 
+def _long(content: str, min_chars: int) -> bool:
+    """Whether ``content`` has at least ``min_chars`` characters that are not whitespace
+    (as ``str.split`` counts it): content shorter than that is too vague for a window."""
+    if len(content) < min_chars:
+        return False
+    if content.isprintable():  # then its only whitespace is " " (the others are not printable)
+        return len(content) - content.count(" ") >= min_chars
+    return _nonspace(content) >= min_chars
+
+
 def _content(citation: FileCitation) -> str:
     content = citation.content
     return (content if content.isascii() else _nfc(content)).strip()
@@ -55,34 +64,33 @@ class _Source:
 
     __slots__ = ("ascii", "lines")
 
-    def __init__(self, lines: tuple[str, ...], ascii: bool) -> None:
+    def __init__(self, lines: Sequence[str], ascii: bool) -> None:
         self.lines = lines
         self.ascii = ascii  # all ASCII: no line needs NFC
 
 
 class _Root:
-    """The workspace root, opened once for one replay call (the caller closes it)."""
+    """The workspace's root and directories, opened once for one replay call."""
 
     def __init__(self, workspace: Workspace) -> None:
         self._ws = workspace
-        self._fd: int | None = None
+        self._reader: _paths.Reader | None = None
 
     def __enter__(self) -> _Root:
-        self._fd = self._ws._open_root()
+        self._reader = self._ws._reader()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
 
     def read(self, path: str, parts: tuple[str, ...] | None = None) -> _Source | EvidenceRefused:
         """The file's lines, guarded and read now (never from a cache), or the refusal
         every citation of it fails with."""
+        assert self._reader is not None, "read outside the with block"
         try:
-            lines, ascii = self._ws._text_lines(
-                path, use_cache=False, root_fd=self._fd, parts=parts
-            )
+            lines, ascii = self._ws._text_lines(path, reader=self._reader, parts=parts)
         except EvidenceRefused as exc:
             return exc
         return _Source(lines, ascii)
@@ -104,7 +112,7 @@ def _judge(line: int, content: str, src: _Source, window: int, min_chars: int) -
     if line < 1 or line > n:
         return _OUT_OF_RANGE
     raw = lines[line - 1] if src.ascii else _nfc(lines[line - 1])
-    if len(content) < min_chars or _nonspace(content) < min_chars:
+    if not _long(content, min_chars):
         return line if content == raw.strip() else _TOO_VAGUE
     if content in raw:
         return line
@@ -204,7 +212,7 @@ def replay_citation(
     drift = got - checked.line
     if drift:
         message = f"content found {abs(drift)} line(s) from the cited line"
-    elif len(content) < min_chars or _nonspace(content) < min_chars:
+    elif not _long(content, min_chars):
         message = "short content equals the cited line"
     else:
         message = "content found at the cited line"
@@ -262,9 +270,35 @@ def replay_manifest(
     return findings
 
 
-# (slot in the output, item name, cited line, trimmed NFC content): what the judging
-# needs, so it touches no citation object again
+# (place in citation order, item name, cited line, trimmed NFC content): what the
+# judging needs, so it touches no citation object again. (A tuple of plain values: the
+# garbage collector stops tracking it at its first pass, as it cannot stop tracking a
+# list or an object; a replay of thousands of citations otherwise spends a good part
+# of its time in full collections that walk every pending citation.)
 _Pending = tuple[int, str, int, str]
+_Spellings = list[tuple[str, list[_Pending]]]
+
+
+class _Placed:
+    """A replay's findings, each at its place: the number of the citation it is about
+    (a file's passes at the first of them)."""
+
+    __slots__ = ("findings", "seqs")
+
+    def __init__(self) -> None:
+        self.seqs: list[int] = []
+        self.findings: list[Finding] = []
+
+    def add(self, seq: int, finding: Finding) -> None:
+        self.seqs.append(seq)
+        self.findings.append(finding)
+
+    def __len__(self) -> int:
+        return len(self.seqs)
+
+    def in_order(self) -> list[Finding]:
+        seqs, findings = self.seqs, self.findings
+        return [findings[k] for k in sorted(range(len(seqs)), key=seqs.__getitem__)]
 
 
 def _replay_items(
@@ -274,156 +308,197 @@ def _replay_items(
     min_chars: int,
     changed_items: list[tuple[int, SelfReport]],
 ) -> list[Finding]:
-    # One slot per finding that could be emitted, in citation order; a file's passing
-    # citations share the slot of its first one. The slots of the other passes stay None.
-    slots: list[Finding | _Batch | None] = []
+    placed = _Placed()
     by_path: dict[str, list[_Pending]] = {}
+    seq = 0
     for i, item in enumerate(parsed):
         if item.status == "changed":
             changed_items.append((i, item))
             continue
         name = item.item or f"item[{i}]"
-        if not item.evidence:
-            slots.append(
+        evidence = item.evidence
+        if not evidence:
+            placed.add(
+                seq,
                 Finding.failed(
                     VERIFIER,
                     "no_evidence",
                     f"{item.status} claim carries no citations; nothing shows the item was handled",
                     subject=name,
-                )
+                ),
             )
+            seq += 1
             continue
-        for raw in item.evidence:
-            citation = raw if type(raw) is FileCitation else _as_citation(raw, f"{name}: ")
-            if type(citation) is not FileCitation and isinstance(citation, Finding):
-                slots.append(citation)
-                continue
+        for raw in evidence:
+            if type(raw) is FileCitation:
+                citation = raw
+            else:
+                checked = _as_citation(raw, f"{name}: ")
+                if isinstance(checked, Finding):
+                    placed.add(seq, checked)
+                    seq += 1
+                    continue
+                citation = checked
             content = citation.content
             if not content.isascii():
                 content = _nfc(content)
             content = content.strip()
-            if not content:
-                slots.append(_empty(f"{name}: {citation.file}:{citation.line}"))
-                continue
-            pending = by_path.get(citation.file)
-            if pending is None:
-                pending = by_path[citation.file] = []
-            pending.append((len(slots), name, citation.line, content))
-            slots.append(None)
+            if content:
+                pending = by_path.get(citation.file)
+                if pending is None:
+                    by_path[citation.file] = [(seq, name, citation.line, content)]
+                else:
+                    pending.append((seq, name, citation.line, content))
+            else:
+                placed.add(seq, _empty(f"{name}: {citation.file}:{citation.line}"))
+            seq += 1
     if by_path:
+        offsets = [d * sign for d in range(1, window + 1) for sign in (-1, 1)]  # earlier first
         with _Root(workspace) as root:
-            for key, group in _by_file(by_path).items():
-                _replay_file(root, key, group, slots, window, min_chars)
-    return [_emit(s, window) for s in slots if s is not None]
+            for key, parts, spellings in _files(by_path):
+                _replay_file(root, key, parts, spellings, placed, window, min_chars, offsets)
+    return placed.in_order()
 
 
-def _emit(slot: Finding | _Batch, window: int) -> Finding:
-    return slot.finding(window) if isinstance(slot, _Batch) else slot
-
-
-def _by_file(by_path: dict[str, list[_Pending]]) -> dict[str, list[tuple[str, list[_Pending]]]]:
-    """The cited paths under their normalised form, so ``app.py`` and ``./app.py`` are
-    one read; a path that cannot be normalised keeps its own key (it is refused)."""
-    out: dict[str, list[tuple[str, list[_Pending]]]] = {}
-    for path, group in by_path.items():
+def _files(
+    by_path: dict[str, list[_Pending]],
+) -> Iterator[tuple[str, tuple[str, ...] | None, _Spellings]]:
+    """Each file once, under its normalised path (with its parts), with the spellings
+    it was cited by, so ``app.py`` and ``./app.py`` are one read; a path that cannot be
+    normalised keeps its own key (it is refused when read)."""
+    first: dict[str, tuple[str, tuple[str, ...] | None]] = {}  # key: first spelling, parts
+    more: dict[str, list[str]] = {}  # key: the other spellings
+    for path in by_path:
+        parts: tuple[str, ...] | None
         try:
-            key = "/".join(_paths.normalise(path))
+            parts = _paths.normalise(path)
+            key = "/".join(parts)
         except EvidenceRefused:
-            key = "\x00" + path  # no normalised path holds a NUL
-        out.setdefault(key, []).append((path, group))
-    return out
+            parts, key = None, "\x00" + path  # no normalised path holds a NUL
+        if key in first:
+            more.setdefault(key, []).append(path)
+        else:
+            first[key] = (path, parts)
+    for key, (path, parts) in first.items():
+        spellings = [(path, by_path[path])]
+        spellings.extend((other, by_path[other]) for other in more.get(key, ()))
+        yield key, parts, spellings
 
 
-class _Batch:
+def _batch(key: str, passes: list[dict[str, Any]], drifted: int, window: int) -> Finding:
     """The passing citations of one file: one finding, not one per citation (the
     verdict objects, not the checks, were most of a replay's cost)."""
-
-    __slots__ = ("drifted", "key", "passes")
-
-    def __init__(self, key: str, passes: list[dict[str, Any]], drifted: int) -> None:
-        self.key = key
-        self.passes = passes
-        self.drifted = drifted
-
-    def finding(self, window: int) -> Finding:
-        passes, drifted = self.passes, self.drifted
-        where = (
-            f"{drifted} of them within ±{window} lines of the cited line"
-            if drifted
-            else "each at the cited line"
-        )
-        return Finding.ok(
-            VERIFIER,
-            f"content found for {len(passes)} citation(s) of {self.key!r} ({where})",
-            subject=self.key,
-            detail={"citations": passes},
-        )
+    where = (
+        f"{drifted} of them within ±{window} lines of the cited line"
+        if drifted
+        else "each at the cited line"
+    )
+    return Finding.ok(
+        VERIFIER,
+        f"content found for {len(passes)} citation(s) of {key!r} ({where})",
+        subject=key,
+        detail={"citations": passes},
+    )
 
 
 def _replay_file(
     root: _Root,
     key: str,
-    spellings: list[tuple[str, list[_Pending]]],
-    slots: list[Finding | _Batch | None],
+    parts: tuple[str, ...] | None,
+    spellings: _Spellings,
+    placed: _Placed,
     window: int,
     min_chars: int,
+    offsets: list[int],
 ) -> None:
     """Read one file once and judge every citation of it, whatever its spelling; its
-    passes become one batch, in the slot of the first of them."""
-    offsets = [d * sign for d in range(1, window + 1) for sign in (-1, 1)]  # earlier first
-    src = root.read(spellings[0][0])
+    passes become one finding, placed at the first of them. ``offsets`` are the window's
+    line offsets, nearest first, earlier first on a tie."""
+    first_path = spellings[0][0]
+    src = root.read(first_path, parts)
     passes: list[dict[str, Any]] = []
-    append = passes.append
-    pass_slots: list[int] = []  # for each pass, its slot
-    keep_slot = pass_slots.append
+    passed: list[list[_Pending]] = []  # per spelling, the citations that passed
     drifted = 0
     for path, group in spellings:
-        if isinstance(src, EvidenceRefused) and path != spellings[0][0]:
-            src = root.read(path)  # a refusal names the path as it was cited
+        if isinstance(src, EvidenceRefused) and path != first_path:
+            src = root.read(path, parts)  # a refusal names the path as it was cited
         if isinstance(src, EvidenceRefused):
-            for slot, name, line, _ in group:
-                slots[slot] = src.to_finding(VERIFIER, subject=f"{name}: {path}:{line}")
+            for seq, name, line, _ in group:
+                placed.add(seq, src.to_finding(VERIFIER, subject=f"{name}: {path}:{line}"))
             continue
-        lines, ascii = src.lines, src.ascii
-        n = len(lines)
-        for slot, name, line, content in group:
-            got = 0
-            # The common cases inline, for an ASCII file (no NFC); everything else, and
-            # every failure, is decided by _judge.
-            if ascii and 0 < line <= n:
-                raw = lines[line - 1]
-                if content in raw:
-                    # the whole trimmed line passes, whatever its length; a part of it
-                    # must not be vague
-                    if content == raw.strip() or (
-                        len(content) >= min_chars and len("".join(content.split())) >= min_chars
-                    ):
-                        got = line
-                elif len(content) >= min_chars and len("".join(content.split())) >= min_chars:
-                    for d in offsets:
-                        candidate = line + d
-                        if 0 < candidate <= n and content in lines[candidate - 1]:
-                            got = candidate
-                            break
-            if not got:
-                judged = _judge(line, content, src, window, min_chars)
-                if isinstance(judged, str):
-                    subject = f"{name}: {path}:{line}"
-                    slots[slot] = _failed(
-                        judged, path, line, content, src, window, min_chars, subject
-                    )
-                    continue
-                got = judged
-            if got != line:
-                drifted += 1
-            append({"item": name, "line": line, "matched_line": got, "drift": got - line})
-            keep_slot(slot)
+        failed_from = len(placed)
+        drifted += _judge_group(src, path, group, passes, placed, window, min_chars, offsets)
+        if len(placed) > failed_from:  # the passes are the citations that did not fail
+            failed = set(placed.seqs[failed_from:])
+            group = [p for p in group if p[0] not in failed]
+        if group:
+            passed.append(group)
     if not passes:
         return
-    if len(spellings) > 1:  # list the passes in citation order
-        order = sorted(range(len(pass_slots)), key=pass_slots.__getitem__)
+    if len(passed) == 1:  # (a spelling's citations are in citation order, so its passes)
+        first = passed[0][0][0]
+    else:  # the spellings' passes, merged in citation order
+        seqs = [p[0] for group in passed for p in group]
+        order = sorted(range(len(passes)), key=seqs.__getitem__)
         passes = [passes[k] for k in order]
-    slots[min(pass_slots)] = _Batch(key, passes, drifted)
+        first = seqs[order[0]]
+    placed.add(first, _batch(key, passes, drifted, window))
+
+
+def _judge_group(
+    src: _Source,
+    path: str,
+    group: list[_Pending],
+    passes: list[dict[str, Any]],
+    placed: _Placed,
+    window: int,
+    min_chars: int,
+    offsets: list[int],
+) -> int:
+    """Judge the citations of one spelling of a file: each pass is appended to
+    ``passes`` (in the group's order), each failure to ``placed``. Returns how many
+    passes drifted from the cited line."""
+    lines = src.lines
+    n = len(lines)
+    append = passes.append
+    drifted = 0
+    ascii = src.ascii
+    for seq, name, line, content in group:
+        # The common cases inline, for an ASCII file (no NFC); everything else, and every
+        # failure, is decided by _judge. (content is trimmed and not empty, so it is in a
+        # line exactly when it is in the trimmed line.)
+        if ascii and 0 < line <= n:
+            raw = lines[line - 1]
+            if content in raw:
+                # the whole trimmed line passes, whatever its length; a part of it must
+                # not be vague
+                if content == raw.strip() or _long(content, min_chars):
+                    append({"item": name, "line": line, "matched_line": line, "drift": 0})
+                    continue
+            elif len(content) >= min_chars and (
+                len(content) - content.count(" ") >= min_chars
+                if content.isprintable()  # (as _long decides, without the call)
+                else _long(content, min_chars)
+            ):
+                for d in offsets:
+                    got = line + d
+                    if 0 < got <= n and content in lines[got - 1]:
+                        drifted += 1
+                        append({"item": name, "line": line, "matched_line": got, "drift": d})
+                        break
+                else:
+                    got = 0
+                if got:
+                    continue
+        judged = _judge(line, content, src, window, min_chars)
+        if isinstance(judged, str):
+            subject = f"{name}: {path}:{line}"
+            placed.add(seq, _failed(judged, path, line, content, src, window, min_chars, subject))
+            continue
+        if judged != line:
+            drifted += 1
+        append({"item": name, "line": line, "matched_line": judged, "drift": judged - line})
+    return drifted
 
 
 def _check_changed(
