@@ -783,7 +783,7 @@ def test_review_resume_lands_in_the_resumed_invocation(openinference: Otel) -> N
                     gate="inspector",
                     node="reviewer",
                     findings=[FAILED],
-                    decision="review",
+                    decision="reviewed",
                     overrides=[OverrideRecord(kind="review", target="x", reason=str(answer))],
                     released=True,
                 )
@@ -803,7 +803,7 @@ def test_review_resume_lands_in_the_resumed_invocation(openinference: Otel) -> N
     gate = o.one("trustgate.gate")
     assert gate.context.trace_id not in first_traces
     _assert_inside_node(o)
-    assert attrs_of(gate)[C.DECISION] == "review"
+    assert attrs_of(gate)[C.DECISION] == "reviewed"
 
 
 def test_finish_twice_is_harmless(otel_sdk: Otel) -> None:

@@ -194,7 +194,7 @@ def test_review_interrupt_and_resume_give_one_span(sdk: Otel) -> None:
     app.invoke(Command(resume={"type": "approve", "by": "alice"}), cfg())
     (span,) = gate_spans(sdk)
     a = attrs_of(span)
-    assert a[C.DECISION] == "review"
+    assert a[C.DECISION] == "reviewed"
     assert a[C.APPROVAL_DECISION] == "approve"
     assert "alice" not in str(a)  # a person's name is content
     assert a[OI.SESSION_ID] == cfg()["configurable"]["thread_id"]

@@ -484,7 +484,7 @@ class _Crossing:
             node=self.ctx.node,
             claims=[_jsonable(c) for c in claim_list],
             findings=list(self.findings),
-            decision="review" if draft else self.decision,
+            decision="reviewed" if draft else self.decision,
             overrides=list(self.overrides),
             released=self.route == "release" and not draft,
             error=self.error,
@@ -866,7 +866,7 @@ class TrustGate(Generic[ClaimsT]):
         if isinstance(decision, Rerender):
             c.overrides.extend(decision.records)
             c.route = "rerender"
-            c.decision = "rerender"
+            c.decision = decision.decision
             c.rerender = decision
             return
         if not isinstance(decision, Release):

@@ -62,7 +62,9 @@ logger = logging.getLogger(__name__)
 
 REPORTS_KEY = "trust_reports"
 
-Decision: TypeAlias = Literal["pass", "modified", "rerender", "caveat", "halted", "review"]
+Decision: TypeAlias = Literal[
+    "pass", "modified", "blocked", "rerendered", "caveated", "halted", "reviewed"
+]
 OverrideKind: TypeAlias = Literal[
     "field_override",
     "sentence_delete",

@@ -243,7 +243,7 @@ def _builder(
                 {
                     "title": step["title"],
                     "text": state.get("draft") or "",
-                    "caveat": last.decision == "caveat",
+                    "caveat": last.decision == "caveated",
                     "attempts": last.attempt,
                 }
             ],

@@ -223,7 +223,7 @@ class Review:
         return Release(
             tuple(rewrites),
             tuple(failed),
-            "review",
+            "reviewed",
             tuple(records),
             approval,
             reverify="edit" in kinds,
@@ -247,7 +247,7 @@ class Review:
             return Release(
                 (),
                 tuple(failed),
-                "review",
+                "reviewed",
                 (
                     OverrideRecord(
                         kind="review",
@@ -276,7 +276,7 @@ class Review:
             return Release(
                 tuple(SetPath(k, copy.deepcopy(v)) for k, v in edited.items()),
                 tuple(failed),
-                "review",
+                "reviewed",
                 (
                     OverrideRecord(
                         kind="review",
@@ -310,7 +310,7 @@ class Review:
         return Release(
             tuple(rewrites),
             tuple(failed),
-            "review",
+            "reviewed",
             (
                 OverrideRecord(
                     kind="review",
