@@ -1019,7 +1019,11 @@ def account(
         if covered(part.id, read_covers, part.role):
             status[part.id] = "verified"
             continue
-        declared = [g for g in gates if covered(part.id, g.passthrough, part.role)]
+        declared = [
+            g
+            for g, r in zip(gates, reads, strict=True)
+            if covered(part.id, g.passthrough, part.role) or part.id in r.passthrough
+        ]
         if gates and len(declared) == len(gates):
             status[part.id] = "passthrough"
             continue
@@ -1041,6 +1045,11 @@ def account(
                 f"{part.description} ({part.id}) is neither verified nor declared: read it "
                 f"in a gate or declare it with TrustGate(..., passthrough=[{fix!r}])"
             )
+            if part.kind == "tool_call":
+                why += (
+                    "; to let calls of named tools through and verify the others, "
+                    "ToolCallArgs(tools=[...], passthrough=['tool_name', ...])"
+                )
         held.append(
             Finding.failed("gate", "unverified_output", why, subject=part.id, parts=(part.id,))
         )
