@@ -71,8 +71,7 @@ def test_modified_crossing(sdk: Otel) -> None:
     assert a[OI.OUTPUT_VALUE].startswith(
         "modified: field_override review.verdict (replay/content_mismatch)"
     )
-    assert span.status.status_code == StatusCode.ERROR
-    assert span.status.description == a[OI.OUTPUT_VALUE]
+    assert span.status.status_code == StatusCode.OK  # the override worked: not an error
     report = out["trust_reports"][0]
     assert a[C.OVERRIDE_COUNT] == len(report.overrides)
     assert a[C.FAILED_VERIFIERS] == ("replay",)

@@ -107,6 +107,9 @@ class OverrideRecord(BaseModel):
     after: Any = None
     reason: str
     verifier: str | None = None
+    configured: bool = False
+    """``after`` is the gate's own configuration (an ``Override``'s value), never model
+    output: telemetry records it even when content capture is off."""
 
 
 class Approval(BaseModel):
