@@ -466,7 +466,7 @@ def test_phoenix_filters_are_the_ones_checked_against_phoenix() -> None:
     )
     page = (DOCS / "telemetry.md").read_text(encoding="utf-8")
     documented = re.findall(r"^\| [^|`]+ \| `(.+)` \|$", page, re.M)
-    assert len(checked) == 4 and documented == checked
+    assert len(checked) == 6 and documented == checked
 
 
 # --- user-facing text names scenarios by what they do -------------------------------------
@@ -520,7 +520,7 @@ def test_cli_text_names_scenarios_by_what_they_do(
     texts.append(out)
     hits = [m.group(0) for text in texts for m in INTERNAL.finditer(text)]
     assert not hits, hits
-    assert "Postmortem: uncited causes deleted, gaps answered" in texts[-2]
+    assert "Postmortem: a model drafts an incident report from the incident record" in texts[-2]
 
 
 def test_the_oracle_page_quotes_the_allow_list() -> None:
