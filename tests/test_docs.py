@@ -65,6 +65,7 @@ NOT_RUN: dict[str, str] = {
     "installed from this checkout with every extra",
     "make demo": "builds a virtualenv and runs the demo; tests/test_demo_cli.py runs the demo",
     "make test": "is the whole check this test is part of",
+    "make unit": "is the unit tier of the check this test is part of",
     "make docs": "is the docs build that `make test` runs (mkdocs build --strict)",
     "make bench": "runs every benchmark for minutes; the figures quoted are their printed output",
     "make oracle": "runs LangGraph's own test suite (tens of minutes); "
