@@ -43,10 +43,6 @@ def _failed(reports: list[Report]) -> int:
     return sum(len(r.failed) for r in reports)
 
 
-def _checks(reports: list[Report]) -> int:
-    return sum(len(r.findings) for r in reports)
-
-
 def _code_review(run: DemoRun) -> str:
     rounds = (run.artefact_data or {}).get("rounds") or []
     first = run.reports[0] if run.reports else None
