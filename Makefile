@@ -1,6 +1,9 @@
 # The README's two commands: `make demo` and `make test`. Each sets itself up on a
-# fresh machine (a .venv with the package and everything its tests need).
+# fresh machine: `make demo` a .demo-venv with the package alone, `make test` a .venv with
+# the package and everything its tests need.
 #
+#   make demo   the four reference pipelines with scripted models that invent, on bundled
+#               data (DEMO_ARGS="--honest" for the honest models, "code-review" for one)
 #   make test   lint (ruff, formatting, dead code), mypy --strict, the docs build, then every
 #               test tier:
 #               unit, integration (PostgreSQL, Phoenix, MLflow, Chromium, notebooks,
@@ -20,7 +23,7 @@ MLFLOW_VENV   ?= .mlflow-venv
 MLFLOW_STAMP  := $(MLFLOW_VENV)/.trustgate-mlflow-installed
 CHROMIUM      ?= /usr/bin/chromium
 
-.PHONY: demo test lint typecheck docs tests unit bench clean phoenix-venv mlflow-venv chromium backends oracle
+.PHONY: demo demo-venv test lint typecheck docs tests unit bench clean phoenix-venv mlflow-venv chromium backends oracle
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "trustgate needs Python >= 3.11"'
@@ -30,14 +33,32 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp,agents,oracle,docs,agent-server]'
 	touch $(STAMP)
 
-# The demo's database is a file that `trustgate history` (another process) reads, so it
-# needs a ledger key: one is made once for this checkout, readable by you only.
-DEMO_KEY := .trustgate/demo.key
-demo: $(STAMP)
-	@test -f $(DEMO_KEY) || (mkdir -p .trustgate && umask 077 && \
-		$(BIN)/python -c 'import secrets; print(secrets.token_hex(32))' > $(DEMO_KEY))
-	TRUSTGATE_LEDGER_KEY_FILE=$(DEMO_KEY) $(BIN)/trustgate demo
-	@echo "List the crossings with: TRUSTGATE_LEDGER_KEY_FILE=$(DEMO_KEY) $(BIN)/trustgate history"
+# `make demo` has its own venv with the package alone (no test, lint, type-check or docs
+# tools): its first result prints within seconds of the install. The demo's database is a
+# file that `trustgate history` (another process) reads, so it needs a ledger key, and the
+# investigation's review seals what a person decides on: both keys are made once for this
+# checkout, readable by you only.
+DEMO_VENV  ?= .demo-venv
+DEMO_STAMP := $(DEMO_VENV)/.trustgate-demo-installed
+DEMO_DIR   ?= .trustgate
+DEMO_KEY   := $(DEMO_DIR)/demo.key
+DEMO_REVIEW_KEY := $(DEMO_DIR)/demo-review.key
+DEMO_ARGS  ?=
+
+$(DEMO_STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "trustgate needs Python >= 3.11"'
+	test -x $(DEMO_VENV)/bin/python || $(PYTHON) -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e .
+	touch $(DEMO_STAMP)
+
+demo-venv: $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
+	@mkdir -p $(DEMO_DIR)
+	@for k in $(DEMO_KEY) $(DEMO_REVIEW_KEY); do test -f $$k || (umask 077 && \
+		$(DEMO_VENV)/bin/python -c 'import secrets; print(secrets.token_hex(32))' > $$k); done
+	@TRUSTGATE_LEDGER_KEY_FILE=$(DEMO_KEY) TRUSTGATE_REVIEW_KEY_FILE=$(DEMO_REVIEW_KEY) \
+		$(DEMO_VENV)/bin/trustgate demo $(DEMO_ARGS)
 
 # The package's venv and the tests' backends (Phoenix, MLflow, Chromium) install side by
 # side, then the checks run in order.
@@ -102,4 +123,4 @@ bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis .trustgate .langgraph-oracle test-artifacts
+	rm -rf $(VENV) $(DEMO_VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis .trustgate .langgraph-oracle test-artifacts

@@ -28,10 +28,13 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def content_of(report: Report) -> set[str]:
-    """Everything in a report that came from a model or a person."""
+    """Everything in a report that came from a model or a person (a value an override
+    set from the gate's configuration, ``configured``, came from neither)."""
     found = set(_strings(report.claims))
     for o in report.overrides:
-        found |= set(_strings(o.before)) | set(_strings(o.after)) | {o.reason}
+        found |= set(_strings(o.before)) | {o.reason}
+        if not o.configured:
+            found |= set(_strings(o.after))
     found |= {f.message for f in report.findings if f.message != "ok"}
     if report.approval is not None:
         found |= {report.approval.who or "", report.approval.message or ""}

@@ -1343,7 +1343,7 @@ def test_gate_chain_early_pass_later_rewrite_releases_only_the_rewrite() -> None
     second = text_gate(Caveat(), name="facts")
     a = attack(graph(agent), [first, second], ways=("stream", "astream", "events"))
     a.assert_blocked()
-    assert [r.decision for r in a.runs["stream"].reports] == ["pass", "caveat"]
+    assert [r.decision for r in a.runs["stream"].reports] == ["pass", "caveated"]
 
 
 def test_gate_chain_early_rewrite_later_halt() -> None:

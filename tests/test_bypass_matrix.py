@@ -537,7 +537,7 @@ def outcome_problems(
         if "sentence_delete" not in kinds or "modified" not in decisions:
             problems.append(f"no redaction: {decisions} {kinds}")
     elif policy == "rerender_caveat":
-        if "caveat" not in decisions or CAVEAT_HEADER not in "\n".join(strings(obs.final)):
+        if "caveated" not in decisions or CAVEAT_HEADER not in "\n".join(strings(obs.final)):
             problems.append(f"no caveat released: {decisions}")
     elif policy == "override":
         if "modified" not in decisions:

@@ -388,7 +388,7 @@ def test_block_tool_calls_rewrite_is_the_response_the_model_node_writes() -> Non
         ]
         assert calls == ["l1"], way
         assert obs.final["messages"][-1].text == "The refund is pending."
-        assert [r.decision for r in obs.reports] == ["modified", "pass"], way
+        assert [r.decision for r in obs.reports] == ["blocked", "pass"], way
 
 
 # --- 5. honest runs are untouched ------------------------------------------------------------

@@ -128,7 +128,7 @@ def test_the_report_of_a_blocked_tool_call_does_not_carry_its_arguments(
     )
     a.assert_blocked()
     # the call blocked, the node told to answer again, which it did
-    assert a.decisions() == ["rerender", "pass"]
+    assert a.decisions() == ["blocked", "pass"]
     (streamed,) = _streamed_reports(a.apps["stream"])  # a pass is not streamed
     (o,) = streamed.overrides
     assert (o.kind, o.target, o.before) == ("tool_call_block", "messages[0].tool_calls[0]", None)

@@ -46,7 +46,7 @@ def test_demo_json_all_pipelines(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert "(Overridden: evidence verification failed" in cr["artefact"]
 
     inv = out["investigation"]
-    assert [c["decision"] for c in inv["crossings"]] == ["review", "modified"]
+    assert [c["decision"] for c in inv["crossings"]] == ["reviewed", "modified"]
     assert ("field_override", "reconciliation.db_host") in _overrides(inv)
     assert list(inv["artefact_data"]["case"]) == ["request_timeout_ms"]
     assert inv["crossings"][0]["approval"]["who"] == "Dana (SRE)"
@@ -59,9 +59,9 @@ def test_demo_json_all_pipelines(capsys: pytest.CaptureFixture[str], tmp_path: P
     co = out["compliance"]
     assert co["status"] == "halted" and co["halted"]["gate"] == "blind_verifier"
     assert [c["decision"] for c in co["crossings"]] == [
-        "rerender",
-        "caveat",
-        "rerender",
+        "rerendered",
+        "caveated",
+        "rerendered",
         "pass",
         "halted",
     ]

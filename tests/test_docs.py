@@ -65,6 +65,7 @@ NOT_RUN: dict[str, str] = {
     "installed from this checkout with every extra",
     "make demo": "builds a virtualenv and runs the demo; tests/test_demo_cli.py runs the demo",
     "make test": "is the whole check this test is part of",
+    "make unit": "is the unit tier of the check this test is part of",
     "make docs": "is the docs build that `make test` runs (mkdocs build --strict)",
     "make bench": "runs every benchmark for minutes; the figures quoted are their printed output",
     "make oracle": "runs LangGraph's own test suite (tens of minutes); "
@@ -464,7 +465,7 @@ def test_phoenix_filters_are_the_ones_checked_against_phoenix() -> None:
     )
     page = (DOCS / "telemetry.md").read_text(encoding="utf-8")
     documented = re.findall(r"^\| [^|`]+ \| `(.+)` \|$", page, re.M)
-    assert len(checked) == 4 and documented == checked
+    assert len(checked) == 6 and documented == checked
 
 
 # --- user-facing text names scenarios by what they do -------------------------------------
@@ -518,7 +519,7 @@ def test_cli_text_names_scenarios_by_what_they_do(
     texts.append(out)
     hits = [m.group(0) for text in texts for m in INTERNAL.finditer(text)]
     assert not hits, hits
-    assert "Postmortem: uncited causes deleted, gaps answered" in texts[-2]
+    assert "Postmortem: a model drafts an incident report from the incident record" in texts[-2]
 
 
 def test_the_oracle_page_quotes_the_allow_list() -> None:

@@ -105,7 +105,7 @@ def test_create_agent_fabricated_tool_call_never_executes() -> None:
     assert [c["id"] for c in ai[1].tool_calls] == ["c3"]
     assert ai[-1].content == "Done."
     decisions = [r.decision for r in reports(guarded, config)]
-    assert decisions == ["rerender", "pass", "pass"]
+    assert decisions == ["blocked", "pass", "pass"]
     blocked = reports(guarded, config)[0].overrides[0]
     assert blocked.kind == "tool_call_block" and blocked.before["name"] == "close_item"
     assert guarded.get_graph().draw_mermaid() == agent.get_graph().draw_mermaid()
@@ -131,7 +131,7 @@ def test_toolnode_graph() -> None:
     g.add_edge("tools", "agent")
     out = guard(g, {"agent": _gate()}).compile().invoke({"messages": [HumanMessage("go")]})
     assert executed == ["read_file:a.py"]
-    assert [r.decision for r in out["trust_reports"]] == ["rerender", "pass", "pass"]
+    assert [r.decision for r in out["trust_reports"]] == ["blocked", "pass", "pass"]
 
 
 async def test_create_agent_async() -> None:

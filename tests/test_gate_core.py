@@ -200,7 +200,7 @@ def test_tool_call_block_keeps_the_other_calls() -> None:
     assert [c["id"] for c in out.tool_calls] == ["b"]
     assert [c["id"] for c in msg.tool_calls] == ["a", "b"]
     assert result.report.overrides[0].kind == "tool_call_block"
-    assert result.report.decision == "modified"
+    assert result.report.decision == "blocked"
 
 
 def _invented_citation(claims: Any, evidence: Evidence) -> list[Finding]:
@@ -232,7 +232,7 @@ def test_rerender_then_caveat_removes_the_invented_citation() -> None:
         "contract/invented_citation: 9.2 not approved [ISO 27001 9.2]"
     ]
     second = gate.check({"messages": [msg]}, node="writer", attempt=2)
-    assert second.route == "release" and second.report.decision == "caveat"
+    assert second.route == "release" and second.report.decision == "caveated"
     text = second.update["messages"][-1].content if second.update else ""
     assert text.startswith(CAVEAT_HEADER)
     assert "invented_citation" in text

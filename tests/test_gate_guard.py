@@ -292,7 +292,7 @@ def test_messages_producer_with_rerender_sees_every_issue() -> None:
     assert len(model.calls) == 2  # exactly one re-render
     second_input = " ".join(str(m.content) for m in model.calls[1])
     assert "ISO 27001 9.2" in second_input and "ISO 27001 9.3" in second_input
-    assert [r.decision for r in out["trust_reports"]] == ["rerender", "caveat"]
+    assert [r.decision for r in out["trust_reports"]] == ["rerendered", "caveated"]
     released = out["messages"][-1].content
     assert released.startswith("> **Caveat:**")
     body = released.split("\n\n", 1)[1]
@@ -413,7 +413,7 @@ def test_rerender_feedback_as_message() -> None:
     out = guard(g, {"writer": gate}).compile().invoke({"messages": [HumanMessage("draft")]})
     assert "9.2 is not approved" in str(model.calls[1][-1].content)
     assert out["messages"][-1].content == "Per the approved control A.5.9."
-    assert [r.decision for r in out["trust_reports"]] == ["rerender", "pass"]
+    assert [r.decision for r in out["trust_reports"]] == ["rerendered", "pass"]
 
 
 def test_evidence_state_keys_checked_at_guard_time() -> None:

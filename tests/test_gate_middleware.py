@@ -134,7 +134,7 @@ def test_model_gate_rewrites_the_answer() -> None:
     assert final.content.startswith("> **Caveat:**")
     assert "ISO 27001 9.2" not in final.content.split("\n\n", 1)[1]
     assert len([m for m in out["messages"] if isinstance(m, AIMessage)]) == 1
-    assert [r.decision for r in out["trust_reports"]] == ["caveat"]
+    assert [r.decision for r in out["trust_reports"]] == ["caveated"]
 
 
 def test_model_gate_halt_raises() -> None:

@@ -103,7 +103,7 @@ def test_deterministic_failure_overrides_the_model_pass() -> None:
     released = out["messages"][-1].content
     assert released.startswith("> **Caveat:**")
     assert "clause 9.2" not in released.split("\n\n", 1)[1]
-    assert [r.decision for r in reports(app, cfg())] == ["rerender", "caveat"]
+    assert [r.decision for r in reports(app, cfg())] == ["rerendered", "caveated"]
 
 
 def _hang(messages: list[BaseMessage]) -> str:
@@ -155,7 +155,7 @@ def test_model_fail_verdict_rerenders_with_its_issues() -> None:
     app = app_for(writer, ModelVerifier(judge))
     app.invoke(_inputs(), cfg())
     assert "contradicts judgment 1" in str(writer.calls[1][-1].content)
-    assert [r.decision for r in reports(app, cfg())] == ["rerender", "pass"]
+    assert [r.decision for r in reports(app, cfg())] == ["rerendered", "pass"]
 
 
 def test_configuration() -> None:

@@ -54,7 +54,7 @@ def test_review_pauses_and_approval_is_attributed(saver: BaseCheckpointSaver[Any
     assert out["review"].verdict == "APPROVE"
     assert out["log"] == ["reviewer", "publish:APPROVE"]
     (report,) = reports(app, cfg())  # exactly one report for the crossing
-    assert report.decision == "review" and report.released
+    assert report.decision == "reviewed" and report.released
     assert report.approval is not None
     assert report.approval.who == "alice" and report.approval.decision == "approve"
     assert "content_mismatch" in report.approval.what
@@ -79,7 +79,7 @@ def test_edit_is_verified_again(saver: BaseCheckpointSaver[Any]) -> None:
     )
     assert out["review"] == fixed
     (report,) = reports(app, cfg("edit-ok"))
-    assert report.decision == "review" and report.approval and report.approval.who == "bob"
+    assert report.decision == "reviewed" and report.approval and report.approval.who == "bob"
     assert not report.failed  # the edited content passed verification on its own
 
     app2 = guard(

@@ -54,7 +54,7 @@ def test_review_resume_has_exactly_one_span() -> None:
         assert otel.named("trustgate.gate") == []
         app.invoke(Command(resume={"type": "approve", "by": "alice"}), cfg("r"))
     attrs: Any = otel.one("trustgate.gate inspector").attributes
-    assert attrs["trustgate.crossing.decision"] == "review"
+    assert attrs["trustgate.crossing.decision"] == "reviewed"
 
 
 async def test_async_crossing_span() -> None:

@@ -161,8 +161,8 @@ class PairIssues(TypedDict, total=False):
     ("replies", "expected"),
     [
         ((TRUTH,), ["pass"]),
-        ((LIE, TRUTH), ["rerender", "pass"]),
-        ((LIE, LIE), ["rerender", "halted"]),
+        ((LIE, TRUTH), ["rerendered", "pass"]),
+        ((LIE, LIE), ["rerendered", "halted"]),
     ],
 )
 def test_rerender_in_a_joined_branch_join_waits_for_the_release(
@@ -895,7 +895,7 @@ def test_review_gate_inside_subgraph_resumed_through_parent() -> None:
     assert calls == ["reviewer"]  # the producer did not run again
     assert out["log"] == ["reviewer", "publish:APPROVE"]
     (report,) = reports(app, cfg())
-    assert report.decision == "review" and report.approval is not None
+    assert report.decision == "reviewed" and report.approval is not None
 
 
 def test_parallel_review_gates_pause_together_and_resume() -> None:

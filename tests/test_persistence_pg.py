@@ -135,7 +135,7 @@ def test_review_raised_by_one_process_is_resumed_by_another(
         assert [e.split("@")[0] for e in done.values["log"]] == ["writer", "publish"]
         assert writer_pid != publish_pid != str(os.getpid())  # two different workers
         (report,) = db.history(thread="rev")
-        assert report.decision == "review" and report.released
+        assert report.decision == "reviewed" and report.released
         assert report.approval is not None and report.approval.who == "bob"
         assert [f.code for f in report.failed] == ["invented"]  # testimony, not evidence
         assert [r.id for r in trustgate.reports(app, cfg("rev"))] == [report.id]

@@ -149,7 +149,7 @@ async def test_review_resumed_by_another_process(
     assert done.next == () and done.values["verdict"] == "published"
     logged = await assert_log_matches_saver(opened, "rev")
     (report,) = logged.values()
-    assert report.decision == "review" and report.released
+    assert report.decision == "reviewed" and report.released
     assert report.approval is not None and report.approval.who == "bob"
     assert opened.log.count() == 1
 

@@ -236,7 +236,7 @@ def test_compliance_inventing_rerender_caveat_integrity_and_halt() -> None:
     with pytest.raises(GateHalted) as info:
         graph.invoke({}, cfg())
     rs = reports(graph, cfg())
-    assert [r.decision for r in rs] == ["rerender", "caveat", "rerender", "pass", "halted"]
+    assert [r.decision for r in rs] == ["rerendered", "caveated", "rerendered", "pass", "halted"]
     assert overrides(rs) == [
         ("rerender", "executor"),
         ("citation_drop", "draft"),

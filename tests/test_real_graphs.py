@@ -148,7 +148,7 @@ def test_deep_agent_lie_blocked() -> None:
     for obs in runs.values():
         # the report was blocked; told so, the agent still cited its cause: halted
         assert [r.decision for r in obs.reports if r.decision != "pass"] == [
-            "rerender",
+            "blocked",
             "halted",
         ]
         assert deep_agent.REPORT not in obs.final.get("files", {})
@@ -201,7 +201,7 @@ def test_agent_middleware_lie_blocked() -> None:
         # the refund was blocked before any person was asked; the claim halted
         assert obs.halted is not None and not obs.interrupts
         assert [r.decision for r in obs.reports if r.decision != "pass"] == [
-            "rerender",
+            "blocked",
             "halted",
         ]
 
@@ -278,7 +278,7 @@ def test_memory_agent_lie_blocked() -> None:
         # only the invented memory was blocked; the true ones were stored, the run ended
         assert obs.halted is None
         assert "Noted" in _answers(obs.final)[-1]
-        assert [r.decision for r in obs.reports if r.decision != "pass"] == ["rerender"]
+        assert [r.decision for r in obs.reports if r.decision != "pass"] == ["blocked"]
 
 
 # --- 6. langchain-mcp-adapters: tools of a real MCP server (a subprocess) -------------------------

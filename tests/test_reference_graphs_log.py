@@ -32,7 +32,7 @@ def test_langgraph_json_mounts_the_report_route() -> None:
     "name, decisions",
     [
         ("code_review", ["modified", "pass"]),
-        ("compliance", ["rerender", "caveat", "rerender", "pass", "halted"]),
+        ("compliance", ["rerendered", "caveated", "rerendered", "pass", "halted"]),
     ],
 )
 def test_a_reference_graph_records_into_the_log_the_environment_names(

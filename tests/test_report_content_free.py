@@ -39,7 +39,7 @@ def _full() -> Report:
             ),
             Finding.ok("lie_check", detail={"seen": LIE}),
         ],
-        decision="review",
+        decision="reviewed",
         overrides=[
             OverrideRecord(
                 kind="sentence_delete",
@@ -61,7 +61,7 @@ def test_content_free_keeps_what_happened_and_drops_what_was_said() -> None:
     full = _full()
     free = full.content_free()
     assert LIE not in free.model_dump_json() and "Alice" not in free.model_dump_json()
-    assert free.id == full.id and free.decision == "review" and free.released
+    assert free.id == full.id and free.decision == "reviewed" and free.released
     assert free.claims == []
     assert [(f.verifier, f.status, f.severity, f.code) for f in free.findings] == [
         (f.verifier, f.status, f.severity, f.code) for f in full.findings
@@ -144,7 +144,7 @@ def test_a_reviewed_release_streams_no_name_and_no_claim(monkeypatch: pytest.Mon
     _custom(app, {"messages": [HumanMessage("go")]}, config)
     resume = Command(resume={"type": "approve", "by": "Alice Example", "message": LIE})
     (streamed,) = _custom(app, resume, config)
-    assert streamed.decision == "review" and streamed.approval is not None
+    assert streamed.decision == "reviewed" and streamed.approval is not None
     assert streamed.approval.who is None and "Alice" not in streamed.model_dump_json()
     assert LIE not in streamed.model_dump_json()
     (kept,) = trustgate.reports(app, config)

@@ -239,7 +239,7 @@ def test_a_resume_in_another_process_needs_the_shared_key(
     out = _app(saver).invoke(Command(resume={"type": "approve", "by": "alice"}), config)
     assert out["messages"][-1].content == LIE_TEXT  # approved: released as the person saw it
     (report,) = trustgate.reports(_app(saver), config)
-    assert report.decision == "review" and report.approval is not None
+    assert report.decision == "reviewed" and report.approval is not None
 
 
 @pytest.mark.integration

@@ -383,9 +383,9 @@ async def _drive(url: str, pipeline: str) -> Driven:
 
 REFERENCE = {
     "code_review": (0, ["modified", "pass"]),
-    "investigation": (1, ["review", "pass"]),
+    "investigation": (1, ["reviewed", "pass"]),
     "postmortem": (1, ["modified"]),
-    "compliance": (0, ["rerender", "caveat", "rerender", "pass", "halted"]),
+    "compliance": (0, ["rerendered", "caveated", "rerendered", "pass", "halted"]),
 }
 """How often each reference graph asks a person, and its crossings' decisions."""
 

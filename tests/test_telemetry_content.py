@@ -50,8 +50,10 @@ def test_no_content_in_any_exported_signal(sdk: Otel, pipeline: str) -> None:
         summary = gate["attributes"]["output.value"]
         decision = gate["attributes"]["trustgate.crossing.decision"]
         assert summary.startswith(f"{decision}: ")
-        if decision != "pass":
+        if decision == "halted":  # the only ERROR: an override that worked is OK
             assert gate["status"] == summary[:1024]
+        else:
+            assert gate["status"] is None
 
 
 def test_the_same_runs_with_capture_on_do_show_content(

@@ -71,8 +71,7 @@ def test_modified_crossing(sdk: Otel) -> None:
     assert a[OI.OUTPUT_VALUE].startswith(
         "modified: field_override review.verdict (replay/content_mismatch)"
     )
-    assert span.status.status_code == StatusCode.ERROR
-    assert span.status.description == a[OI.OUTPUT_VALUE]
+    assert span.status.status_code == StatusCode.OK  # the override worked: not an error
     report = out["trust_reports"][0]
     assert a[C.OVERRIDE_COUNT] == len(report.overrides)
     assert a[C.FAILED_VERIFIERS] == ("replay",)
@@ -194,7 +193,7 @@ def test_review_interrupt_and_resume_give_one_span(sdk: Otel) -> None:
     app.invoke(Command(resume={"type": "approve", "by": "alice"}), cfg())
     (span,) = gate_spans(sdk)
     a = attrs_of(span)
-    assert a[C.DECISION] == "review"
+    assert a[C.DECISION] == "reviewed"
     assert a[C.APPROVAL_DECISION] == "approve"
     assert "alice" not in str(a)  # a person's name is content
     assert a[OI.SESSION_ID] == cfg()["configurable"]["thread_id"]

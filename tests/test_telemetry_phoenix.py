@@ -41,9 +41,11 @@ CHROMIUM = Path(os.environ.get("TRUSTGATE_CHROMIUM", "/usr/bin/chromium"))
 # The filter expressions the README documents (Phoenix nests dotted attribute names, so
 # trustgate's attributes are reached key by key).
 FILTER_OVERRIDES = "attributes['trustgate']['crossing']['override_count'] > 0"
-FILTER_NOT_PASSED = "span_kind == 'GUARDRAIL' and status_code == 'ERROR'"
+FILTER_HALTED = "span_kind == 'GUARDRAIL' and status_code == 'ERROR'"
 FILTER_DECISION = "metadata['decision'] == 'modified'"
 FILTER_KIND_TAG = "'override:field_override' in attributes['tag']['tags']"
+FILTER_VALUE = "'REQUEST_CHANGES' in attributes['trustgate']['crossing']['override_values']"
+FILTER_RUNS_ACTED = "attributes['trustgate']['run']['acted_count'] > 0"
 
 if not available():
     if os.environ.get("CI"):
@@ -172,10 +174,14 @@ def test_summary_status_and_session_read_at_a_glance(exported: Exported) -> None
         assert a[OI.SESSION_ID] == report.thread_id
         if report.decision == "pass":
             assert g["status_code"] in ("UNSET", "OK")
-        else:
+        elif report.decision == "halted":  # red is for a halt (or a crash) only
             acted += 1
             assert g["status_code"] == "ERROR"
             assert g["status_message"] == a[OI.OUTPUT_VALUE]
+        else:  # an override that worked: OK, its events say what it did
+            acted += 1
+            assert g["status_code"] == "OK", report.decision
+            assert any(e["name"].startswith("trustgate.override ") for e in g["events"])
         for ov in report.overrides:
             assert f"{ov.kind} {ov.target}" in a[OI.OUTPUT_VALUE] or "more" in a[OI.OUTPUT_VALUE]
     assert acted >= 4
@@ -231,8 +237,12 @@ def test_documented_phoenix_filters_find_the_overriding_crossings(exported: Expo
     overriding = ids(lambda a: a[C.OVERRIDE_COUNT] > 0)
     assert overriding
     assert _filtered(exported.phoenix, FILTER_OVERRIDES) == overriding
-    not_passed = ids(lambda a: a[C.DECISION] != "pass")
-    assert _filtered(exported.phoenix, FILTER_NOT_PASSED) == not_passed
+    halted = ids(lambda a: a[C.DECISION] == "halted")
+    assert halted
+    assert _filtered(exported.phoenix, FILTER_HALTED) == halted
+    request_changes = ids(lambda a: "REQUEST_CHANGES" in a.get(C.OVERRIDE_VALUES, ()))
+    assert request_changes
+    assert _filtered(exported.phoenix, FILTER_VALUE) == request_changes
     modified = ids(lambda a: a[C.DECISION] == "modified")
     assert _filtered(exported.phoenix, FILTER_DECISION) == modified
     assert _filtered(exported.phoenix, FILTER_KIND_TAG) == ids(
@@ -313,3 +323,47 @@ def test_each_run_is_a_phoenix_session(exported: Exported) -> None:
     }
     for run in exported.runs:
         assert sessions.get(run.thread_id) == 1, (run.pipeline, sessions)  # one trace per run
+
+
+def test_the_value_an_override_set_from_configuration_reads_back(exported: Exported) -> None:
+    """The code review's verdict override sets REQUEST_CHANGES, a constant of the gate's
+    configuration: Phoenix holds it on the override event, with capture off; what the
+    model wrote (APPROVE) it does not hold."""
+    run = next(r for r in exported.runs if r.pipeline == "code-review")
+    (gate,) = [
+        g
+        for g in _gates(exported.spans)
+        if g["attributes"][OI.SESSION_ID] == run.thread_id
+        and g["attributes"][C.DECISION] == "modified"
+    ]
+    events = [e for e in gate["events"] if e["name"] == "trustgate.override field_override"]
+    values = {
+        e["attributes"]["trustgate.override.target"]: e["attributes"].get(
+            "trustgate.override.value"
+        )
+        for e in events
+    }
+    assert values["review.verdict"] == "REQUEST_CHANGES"
+    assert list(gate["attributes"][C.OVERRIDE_VALUES]) == ["REQUEST_CHANGES", "null"]
+    assert "APPROVE" not in json.dumps(gate).replace("trustgate.", "")
+
+
+def test_each_run_root_counts_the_crossings_that_acted(exported: Exported) -> None:
+    """What the trace list shows for each run: how many crossings acted, by decision."""
+    roots = {}
+    for run in exported.runs:
+        (root,) = [s for s in exported.spans if s["name"] == f"trustgate.run {run.pipeline}"]
+        roots[root["context"]["span_id"]] = run
+        a = root["attributes"]
+        acted = [r.decision for r in run.reports if r.decision != "pass"]
+        assert a["trustgate.run.acted_count"] == len(acted), run.pipeline
+        assert a["trustgate.run.crossing_count"] == len(run.reports)
+        head = a[OI.OUTPUT_VALUE].splitlines()[0]
+        assert head.startswith(f"{run.status}: "), head
+        assert f"{len(acted)} acted on" in head, head
+        assert f"acted:{len(acted)}" in a["tag.tags"]
+        assert root["status_code"] != "ERROR"  # a halt is the run's outcome, not an error
+    acted_roots = {
+        sid for sid, run in roots.items() if any(r.decision != "pass" for r in run.reports)
+    }
+    assert _filtered(exported.phoenix, FILTER_RUNS_ACTED) == acted_roots

@@ -95,9 +95,9 @@ def test_compliance_lies_blocked() -> None:
     )
     assert check.halted
     assert [r.decision for r in check.reports] == [
-        "rerender",
-        "caveat",
-        "rerender",
+        "rerendered",
+        "caveated",
+        "rerendered",
         "pass",
         "halted",
     ]

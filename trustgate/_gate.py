@@ -484,7 +484,7 @@ class _Crossing:
             node=self.ctx.node,
             claims=[_jsonable(c) for c in claim_list],
             findings=list(self.findings),
-            decision="review" if draft else self.decision,
+            decision="reviewed" if draft else self.decision,
             overrides=list(self.overrides),
             released=self.route == "release" and not draft,
             error=self.error,
@@ -866,7 +866,7 @@ class TrustGate(Generic[ClaimsT]):
         if isinstance(decision, Rerender):
             c.overrides.extend(decision.records)
             c.route = "rerender"
-            c.decision = "rerender"
+            c.decision = decision.decision
             c.rerender = decision
             return
         if not isinstance(decision, Release):
@@ -1019,7 +1019,11 @@ def account(
         if covered(part.id, read_covers, part.role):
             status[part.id] = "verified"
             continue
-        declared = [g for g in gates if covered(part.id, g.passthrough, part.role)]
+        declared = [
+            g
+            for g, r in zip(gates, reads, strict=True)
+            if covered(part.id, g.passthrough, part.role) or part.id in r.passthrough
+        ]
         if gates and len(declared) == len(gates):
             status[part.id] = "passthrough"
             continue
@@ -1041,6 +1045,11 @@ def account(
                 f"{part.description} ({part.id}) is neither verified nor declared: read it "
                 f"in a gate or declare it with TrustGate(..., passthrough=[{fix!r}])"
             )
+            if part.kind == "tool_call":
+                why += (
+                    "; to let calls of named tools through and verify the others, "
+                    "ToolCallArgs(tools=[...], passthrough=['tool_name', ...])"
+                )
         held.append(
             Finding.failed("gate", "unverified_output", why, subject=part.id, parts=(part.id,))
         )

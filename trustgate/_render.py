@@ -63,9 +63,10 @@ _CODES = {
 DECISION_COLOURS = {
     "pass": "green",
     "modified": "yellow",
-    "rerender": "cyan",
-    "caveat": "magenta",
-    "review": "blue",
+    "blocked": "yellow",
+    "rerendered": "cyan",
+    "caveated": "magenta",
+    "reviewed": "blue",
     "halted": "red",
 }
 """The colour of each gate decision, in the terminal and (as CSS) in HTML."""

@@ -62,7 +62,9 @@ logger = logging.getLogger(__name__)
 
 REPORTS_KEY = "trust_reports"
 
-Decision: TypeAlias = Literal["pass", "modified", "rerender", "caveat", "halted", "review"]
+Decision: TypeAlias = Literal[
+    "pass", "modified", "blocked", "rerendered", "caveated", "halted", "reviewed"
+]
 OverrideKind: TypeAlias = Literal[
     "field_override",
     "sentence_delete",
@@ -105,6 +107,9 @@ class OverrideRecord(BaseModel):
     after: Any = None
     reason: str
     verifier: str | None = None
+    configured: bool = False
+    """``after`` is the gate's own configuration (an ``Override``'s value), never model
+    output: telemetry records it even when content capture is off."""
 
 
 class Approval(BaseModel):

@@ -223,6 +223,11 @@ class GateHalted(TrustgateOutcome):
                 f" ({', '.join(held)}: read them in a gate or declare them: "
                 f"TrustGate(..., passthrough={fixes!r}))"
             )
+            if any(".tool_calls[" in p for p in held):
+                reasons += (
+                    "; to let calls of named tools through and verify the others: "
+                    "ToolCallArgs(tools=[...], passthrough=['tool_name', ...])"
+                )
         super().__init__(message or f"gate {report.gate!r} on {report.node!r} halted: {reasons}")
         self.report = report
 

@@ -81,7 +81,9 @@ class Read:
     (``(part id, start, end)`` in the claim text), so that an edit of the text lands in
     the write it came from. ``releases`` are values a reader coerced while reading
     (``FromKey(key, model=M)``): ``(write index, value)``, released in place of what the
-    node wrote, since the coerced value is what was verified.
+    node wrote, since the coerced value is what was verified. ``passthrough`` are parts
+    the reader's own declaration lets through unread (``ToolCallArgs(passthrough=...)``:
+    calls to the tools it names); they count as declared by this reader's gate.
     """
 
     claims: Any
@@ -93,6 +95,7 @@ class Read:
     claim_parts: tuple[tuple[str, ...], ...] = ()
     segments: tuple[tuple[str, int, int], ...] = ()
     releases: tuple[tuple[int, Any], ...] = ()
+    passthrough: frozenset[str] = frozenset()
 
 
 @runtime_checkable
@@ -365,18 +368,31 @@ class ToolCallArgs:
     place a provider puts them (``tool_calls``, ``tool_use`` content blocks, raw
     ``additional_kwargs``).
 
-    ``tools`` restricts the read to the named tools; calls to other tools are then not
-    verified by this gate. Claims read here are what a tool would act on, so the gate
+    ``tools`` restricts the read to the named tools. A call to any other tool is not
+    verified by this gate and, by default, held: it halts the step. ``passthrough``
+    names the tools whose calls go through unverified (an agent's read-only tools,
+    say), so a multi-tool agent needs one declaration, not one per message part. Names
+    match exactly; a call to a tool neither read nor declared is still held, and the
+    error names the fix. Claims read here are what a tool would act on, so the gate
     stands before the tools run. An answer without tool calls has nothing to check.
 
     Example:
         ```python
         TrustGate("calls", reads=ToolCallArgs(tools=["close_item"]), verifiers=[...])
+        # a multi-tool agent: close_item is verified, search and read_file pass
+        ToolCallArgs(tools=["close_item"], passthrough=["search", "read_file"])
         ```
     """
 
-    def __init__(self, tools: Sequence[str] | None = None, *, key: str = "messages") -> None:
+    def __init__(
+        self,
+        tools: Sequence[str] | None = None,
+        *,
+        passthrough: Sequence[str] = (),
+        key: str = "messages",
+    ) -> None:
         from trustgate import _validate
+        from trustgate.errors import ConfigurationError
 
         # one name given as a string would be read as a set of letters
         self.tools = (
@@ -384,6 +400,21 @@ class ToolCallArgs:
             if tools is not None
             else None
         )
+        self.passthrough = frozenset(
+            _validate.strings("ToolCallArgs", "passthrough", passthrough, allow_one=False)
+        )
+        if self.passthrough and self.tools is None:
+            raise ConfigurationError(
+                "ToolCallArgs: passthrough names tools whose calls go unverified, but "
+                "without tools=[...] this reader verifies every call: name the tools it "
+                "verifies, e.g. ToolCallArgs(tools=['close_item'], passthrough=[...])"
+            )
+        both = sorted(self.passthrough & (self.tools or frozenset()))
+        if both:
+            raise ConfigurationError(
+                f"ToolCallArgs: {both} is both verified (tools) and passed through "
+                "(passthrough): a tool's calls are one or the other"
+            )
         self.key = _validate.text("ToolCallArgs", "key", key)
 
     @property
@@ -398,14 +429,19 @@ class ToolCallArgs:
         target = f"{self.key}[{k}].tool_calls"
         calls = [_normal_call(c) for c in facets(msg).tool_calls]
         picked = [
-            (j, c) for j, c in enumerate(calls) if self.tools is None or c["name"] in self.tools
+            (j, c) for j, c in enumerate(calls) if self.tools is None or _named(c, self.tools)
         ]
         # each call is a part of its own: calls to tools this gate does not read stay
         # held unless declared, whatever this gate verified
         part_ids = [f"{target}[{j}]" for j, _c in picked]
         covers = frozenset(part_ids)
+        passing = frozenset(
+            f"{target}[{j}]" for j, c in enumerate(calls) if _named(c, self.passthrough)
+        )
         if not picked:
-            return Read(None, covers, target, "nothing", "no tool calls to check")
+            return Read(
+                None, covers, target, "nothing", "no tool calls to check", passthrough=passing
+            )
         subjects: dict[str, tuple[str, ...]] = {}
         for pid, (_j, c) in zip(part_ids, picked, strict=True):
             if c["id"] is not None:
@@ -416,11 +452,19 @@ class ToolCallArgs:
             target,
             subjects=subjects,
             claim_parts=tuple((pid,) for pid in part_ids),
+            passthrough=passing,
         )
 
     def read(self, update: Mapping[str, Any]) -> list[ToolCall] | None:
         claims: list[ToolCall] | None = self.read_output(NodeOutput.read(dict(update))).claims
         return claims
+
+
+def _named(call: Mapping[str, Any], names: frozenset[str]) -> bool:
+    """Whether a call names one of ``names`` exactly (a name that is not a string, or
+    one that differs by a space or a letter's case, is another tool's)."""
+    name = call.get("name")
+    return type(name) is str and name in names
 
 
 def _normal_call(call: Mapping[str, Any]) -> ToolCall:

@@ -50,8 +50,11 @@ class DemoRun:
     halted: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
+        from trustgate._demo.verdict import verdict
+
         return {
             "title": self.title,
+            "verdict": verdict(self),
             "thread_id": self.thread_id,
             "status": self.status,
             "steps": self.steps,
@@ -253,15 +256,27 @@ def _compliance(run: DemoRun, o: _Options, workdir: Path, p: Progress) -> Any:
             f"{run.halted['gate']}: {run.halted.get('error')})\n"
         )
         run.artefact = "\n".join(parts)
-    run.artefact_data = {"sections": sections}
+    run.artefact_data = {"sections": sections, "plan": state.get("plan") or []}
     return graph
 
 
 SCENARIOS: dict[str, tuple[str, Callable[..., Any]]] = {
-    "code-review": ("Code review: citations replayed, verdict overridden", _code_review),
-    "investigation": ("Investigation: locators, trust bars, review, re-hash", _investigation),
-    "postmortem": ("Postmortem: uncited causes deleted, gaps answered", _postmortem),
-    "compliance": ("Compliance: closed list over a blind verifier", _compliance),
+    "code-review": (
+        "Code review: a model approves a fix, citing lines of code as proof",
+        _code_review,
+    ),
+    "investigation": (
+        "Investigation: a model fills in a case file from config files, citing each line",
+        _investigation,
+    ),
+    "postmortem": (
+        "Postmortem: a model drafts an incident report from the incident record",
+        _postmortem,
+    ),
+    "compliance": (
+        "Compliance: a model drafts a policy, citing only the standards the brief approves",
+        _compliance,
+    ),
 }
 
 

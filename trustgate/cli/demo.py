@@ -81,12 +81,14 @@ class _Progress:
 
 def _print_run(run: Any, colour: bool, passes: bool) -> None:
     from trustgate._demo.runner import claimed
+    from trustgate._demo.verdict import verdict
     from trustgate._render import paint, report_text
 
     rule = "═" * 78
+    status = "stopped by a gate, as designed" if run.status == "halted" else run.status
     print(paint(rule, "dim", colour))
     print(paint(run.title, "bold", colour))
-    print(paint(f"thread {run.thread_id} · status {run.status}", "dim", colour))
+    print(paint(f"thread {run.thread_id} · {status}", "dim", colour))
     print(paint(rule, "dim", colour))
     for i, report in enumerate(run.reports, start=1):
         print(
@@ -108,6 +110,7 @@ def _print_run(run: Any, colour: bool, passes: bool) -> None:
     )
     print(paint("\n── final artefact " + "─" * 60, "dim", colour))
     print(run.artefact.rstrip())
+    print("\n" + paint("Verdict: ", "bold", colour) + verdict(run))
     print()
 
 
@@ -118,6 +121,10 @@ def _demo(args: argparse.Namespace) -> int:
     names = list(SCENARIOS) if args.pipeline == "all" else [args.pipeline]
     colour = sys.stdout.isatty() and not args.json
     progress = _Progress(sys.stderr)
+    if not args.json:
+        from trustgate._demo.verdict import INTRO, INTRO_HONEST
+
+        print((INTRO_HONEST if args.honest else INTRO) + "\n", flush=True)
     runs = []
     with connect(args.database_url) as db:
         for name in names:
@@ -136,6 +143,24 @@ def _demo(args: argparse.Namespace) -> int:
     if args.json:
         print(dumps(runs))
     else:
-        where = db.url
-        print(f"Crossings recorded in {where}; list them with: trustgate history")
+        print(f"Crossings recorded in {db.url}; list them with: {_history_command(args)}")
     return EXIT_OK
+
+
+def _history_command(args: argparse.Namespace) -> str:
+    """The command that lists what the demo recorded, as this shell can run it: the
+    ledger key the demo was given, this executable when ``trustgate`` is not on PATH."""
+    import os
+    import shlex
+    import shutil
+
+    parts = []
+    key_file = os.environ.get("TRUSTGATE_LEDGER_KEY_FILE")
+    if key_file:
+        parts.append(f"TRUSTGATE_LEDGER_KEY_FILE={shlex.quote(key_file)}")
+    exe = sys.argv[0] if os.path.basename(sys.argv[0]) == "trustgate" else "trustgate"
+    parts.append("trustgate" if shutil.which("trustgate") == exe else shlex.quote(exe))
+    parts.append("history")
+    if args.database_url:
+        parts += ["--database", shlex.quote(args.database_url)]
+    return " ".join(parts)

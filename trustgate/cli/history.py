@@ -26,6 +26,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from typing import TYPE_CHECKING, Any
@@ -161,7 +162,9 @@ def _print_report(r: Report) -> None:
     for f in r.failed:
         print(f"    {p(f)}")
     for o in r.overrides:
-        print(f"    OVERRIDE {o.kind} {p(o.target)}: {p(o.reason)}")
+        # the value a configured override set is the gate's own, not the model's
+        value = f" → {p(json.dumps(o.after, default=str))}" if o.configured else ""
+        print(f"    OVERRIDE {o.kind} {p(o.target)}{value}: {p(o.reason)}")
     if r.approval is not None:
         who = r.approval.who or "someone"
         print(f"    APPROVAL {r.approval.decision} by {p(who)} at {r.approval.when.isoformat()}")

@@ -396,7 +396,7 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
         final = results[-1].update or {}
         calls = [c.get("id") for c in final["messages"][-1].tool_calls]
         want = [c.get("id") for c in update["messages"][-1].tool_calls]
-        return calls == want and all(r.report.decision in ("pass", "review") for r in results)
+        return calls == want and all(r.report.decision in ("pass", "reviewed") for r in results)
 
     def _finish(
         self, request: Any, results: list[GateResult], outcome: ToolMessage | Command[Any] | None

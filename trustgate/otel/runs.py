@@ -49,11 +49,28 @@ class PipelineRun:
         """``completed`` (default), ``halted`` (a gate stopped it: an outcome) or other."""
         self.outcome = outcome
 
+    @property
+    def acted(self) -> int:
+        """How many crossings did something (any decision but ``pass``)."""
+        return sum(1 for _g, _t, decision in self.crossings if decision != "pass")
+
+    def decisions(self) -> dict[str, int]:
+        """How many crossings ended in each decision, in order of first appearance."""
+        counts: dict[str, int] = {}
+        for _g, _t, decision in self.crossings:
+            counts[decision] = counts.get(decision, 0) + 1
+        return counts
+
     def summary(self) -> str:
         """What the run's gates did, one line per crossing that acted (content-free):
-        the run's ``output.value``, what a trace view shows first."""
+        the run's ``output.value``, what a trace view shows first. Its first line
+        counts the crossings that acted, by decision (``completed: 5 crossing(s), 4
+        acted on (2 rerendered, 1 caveated, 1 halted)``)."""
         acted = [(g, text) for g, text, decision in self.crossings if decision != "pass"]
         head = f"{self.outcome}: {len(self.crossings)} crossing(s), {len(acted)} acted on"
+        by = [f"{n} {d}" for d, n in self.decisions().items() if d != "pass"]
+        if by:
+            head += f" ({', '.join(by)})"
         lines = [f"{g} — {text}" for g, text in acted[:_MAX_RUN_LINES]]
         if len(acted) > _MAX_RUN_LINES:
             lines.append(f"+{len(acted) - _MAX_RUN_LINES} more")
@@ -114,12 +131,21 @@ class _RunScope(AbstractContextManager[PipelineRun]):
                 )
                 run.span.set_attribute(OI.ERROR_TYPE, type_name(exc))
                 run.span.set_status(Status(StatusCode.ERROR, f"error: {type(exc).__name__}"))
+        # the counts as attributes and tags too: a trace list filters and shows them
+        # without opening the trace
         run.span.set_attributes(
             {
                 R.OUTCOME: run.outcome,
                 R.CROSSING_COUNT: len(run.crossings),
+                R.ACTED_COUNT: run.acted,
                 OI.OUTPUT_VALUE: run.summary(),
                 OI.OUTPUT_MIME_TYPE: "text/plain",
+                OI.TAG_TAGS: [
+                    "trustgate",
+                    f"outcome:{run.outcome}",
+                    f"acted:{run.acted}",
+                    *(f"decision:{d}" for d in run.decisions() if d != "pass"),
+                ],
             }
         )
         run.span.end()

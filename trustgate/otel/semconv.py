@@ -82,7 +82,7 @@ class OpenInferenceAttributes:
     SESSION_ID: Final = "session.id"  # str: the LangGraph thread id
     TAG_TAGS: Final = "tag.tags"  # str[]: gate:, decision:, override:, verifier: tags
     METADATA: Final = "metadata"  # str: JSON object, content-free
-    ERROR_TYPE: Final = "error.type"  # str: OpenTelemetry; the decision or exception type
+    ERROR_TYPE: Final = "error.type"  # str: OpenTelemetry; halted, or the exception type
 
 
 class CrossingAttributes:
@@ -90,7 +90,8 @@ class CrossingAttributes:
 
     GATE_NAME: Final = "trustgate.gate.name"  # str
     NODE_NAME: Final = "trustgate.node.name"  # str: the guarded node
-    DECISION: Final = "trustgate.crossing.decision"  # str: pass|modified|...|error
+    # str: pass|modified|blocked|rerendered|caveated|reviewed|halted|error
+    DECISION: Final = "trustgate.crossing.decision"
     RELEASED: Final = "trustgate.crossing.released"  # bool
     ATTEMPT: Final = "trustgate.crossing.attempt"  # int: re-render attempt, from 1
     SUMMARY: Final = "trustgate.crossing.summary"  # str: same as output.value
@@ -105,6 +106,8 @@ class CrossingAttributes:
     OVERRIDE_COUNT: Final = "trustgate.crossing.override_count"  # int
     OVERRIDE_KINDS: Final = "trustgate.crossing.override_kinds"  # str[]: distinct
     OVERRIDE_TARGETS: Final = "trustgate.crossing.override_targets"  # str[]: distinct
+    # str[]: distinct values the overrides set from configuration (never model output)
+    OVERRIDE_VALUES: Final = "trustgate.crossing.override_values"
     DROPPED_OVERRIDE_EVENTS: Final = "trustgate.crossing.dropped_override_events"  # int
     APPROVAL_DECISION: Final = "trustgate.approval.decision"  # str: approve|edit|...
     APPROVAL_APPROVER: Final = "trustgate.approval.approver"  # str: only with capture
@@ -152,6 +155,9 @@ class OverrideAttributes:
     AFTER_DIGEST: Final = "trustgate.override.after_digest"  # str: keyed, only with a key
     BEFORE: Final = "trustgate.override.before"  # str: only with capture
     AFTER: Final = "trustgate.override.after"  # str: only with capture
+    # str: the value an override set from the gate's configuration (an Override's
+    # constant, e.g. REQUEST_CHANGES), recorded whatever the capture: never model output
+    VALUE: Final = "trustgate.override.value"
     REASON: Final = "trustgate.override.reason"  # str: only with capture (may quote)
 
 
@@ -174,6 +180,7 @@ class RunAttributes:
     PIPELINE: Final = "trustgate.run.pipeline"  # str
     OUTCOME: Final = "trustgate.run.outcome"  # str: completed|halted|error
     CROSSING_COUNT: Final = "trustgate.run.crossing_count"  # int
+    ACTED_COUNT: Final = "trustgate.run.acted_count"  # int: crossings whose decision is not pass
 
 
 class MetricNames:

@@ -521,6 +521,9 @@ def _annotate(
             }
         ).decode("utf-8"),
     }
+    configured = _distinct(_configured_value(o.after) for o in overrides_ if o.configured)
+    if configured:
+        attrs[C.OVERRIDE_VALUES] = configured
     # (what the span was started with is on it already: not set twice)
     if report.attempt != c.attempt:
         attrs[C.ATTEMPT] = report.attempt
@@ -537,7 +540,7 @@ def _annotate(
         attrs[C.ERROR_MESSAGE] = content.text(report.error)[0]
     if exception is not None:
         attrs[OI.ERROR_TYPE] = type_name(exception)
-    elif decision != "pass":
+    elif decision == "halted":
         attrs[OI.ERROR_TYPE] = "verifier_error" if report.error is not None else decision
 
     # events: one evaluation result per verifier run, then one per override
@@ -554,11 +557,15 @@ def _annotate(
         event = _override_attrs(o, ocodes, names, content)
         span.add_event(f"{EventNames.OVERRIDE} {o.kind}", event)
 
+    # ERROR is for what stopped the run (a halt) or broke it (a crash); an override
+    # that worked is the gate doing its job: OK, with its events saying what it did
     if exception is not None:
         span.add_event(EventNames.EXCEPTION, exception_attrs(exception, content))
         span.set_status(Status(StatusCode.ERROR, f"error: {type(exception).__name__}"))
-    elif decision != "pass":
+    elif decision == "halted":
         span.set_status(Status(StatusCode.ERROR, summary[:_MAX_DESCRIPTION]))
+    elif decision != "pass":
+        span.set_status(Status(StatusCode.OK))
     return summary
 
 
@@ -638,6 +645,8 @@ def _override_attrs(
         attrs[O.BEFORE_DIGEST] = before_digest
     if after_digest is not None:
         attrs[O.AFTER_DIGEST] = after_digest
+    if o.configured:
+        attrs[O.VALUE] = _configured_value(o.after)
     if content.capture:
         if before is not None:
             attrs[O.BEFORE] = before
@@ -645,6 +654,16 @@ def _override_attrs(
             attrs[O.AFTER] = after
         attrs[O.REASON] = content.text(o.reason)[0]
     return attrs
+
+
+_MAX_VALUE = 256
+
+
+def _configured_value(value: Any) -> str:
+    """An override's configured value as an attribute (bounded): a string as it is,
+    anything else as JSON."""
+    text = value if isinstance(value, str) else to_json(value).decode("utf-8")
+    return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
 
 
 def _override_spans(c: CrossingSpan, report: Report, names: _Names) -> None:

@@ -249,7 +249,7 @@ def _builder(
                 {
                     "title": step["title"],
                     "text": state.get("draft") or "",
-                    "caveat": last.decision == "caveat",
+                    "caveat": last.decision == "caveated",
                     "attempts": last.attempt,
                 }
             ],

@@ -162,7 +162,9 @@ class Rerender:
     """Run the guarded node again, in the same step, with the issues in its input.
 
     ``carry`` are messages released ahead of the next attempt's output (a tool call
-    the gate blocked, with the error the model was told).
+    the gate blocked, with the error the model was told). ``decision`` is what the
+    report says happened: ``rerendered``, or ``blocked`` when the node runs again
+    because tool calls were stopped (what a reader of the report needs to know first).
     """
 
     issues: tuple[str, ...]
@@ -172,6 +174,7 @@ class Rerender:
     carry: tuple[Any, ...] = ()
     records: tuple[OverrideRecord, ...] = ()
     rewrites: tuple[Rewrite, ...] = ()
+    decision: Decision = "rerendered"
 
 
 @dataclass(frozen=True, slots=True)

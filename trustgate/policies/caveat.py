@@ -105,7 +105,7 @@ class Caveat:
                 kind="caveat", target=target, after=block.strip(), reason=reasons(failed)
             )
         )
-        return Release(tuple(rewrites), tuple(failed), "caveat", tuple(records))
+        return Release(tuple(rewrites), tuple(failed), "caveated", tuple(records))
 
     def __repr__(self) -> str:
         return f"Caveat(field={self.field!r})"

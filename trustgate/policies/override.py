@@ -86,6 +86,7 @@ class Override:
                     after=_jsonable(self.value),
                     reason=reason,
                     verifier=failed[0].verifier,
+                    configured=True,
                 )
             )
         calls = {p for pair in crossing.claim_parts for p in pair if ".tool_calls[" in p}

@@ -229,7 +229,7 @@ class Review:
         return Release(
             tuple(rewrites),
             tuple(failed),
-            "review",
+            "reviewed",
             tuple(records),
             approval,
             reverify="edit" in kinds,
@@ -253,7 +253,7 @@ class Review:
             return Release(
                 (),
                 tuple(failed),
-                "review",
+                "reviewed",
                 (
                     OverrideRecord(
                         kind="review",
@@ -282,7 +282,7 @@ class Review:
             return Release(
                 tuple(SetPath(k, copy.deepcopy(v)) for k, v in edited.items()),
                 tuple(failed),
-                "review",
+                "reviewed",
                 (
                     OverrideRecord(
                         kind="review",
@@ -316,7 +316,7 @@ class Review:
         return Release(
             tuple(rewrites),
             tuple(failed),
-            "review",
+            "reviewed",
             (
                 OverrideRecord(
                     kind="review",

@@ -126,10 +126,11 @@ class BlockToolCalls:
                 messages_key=self.key,
                 carry=(shown, *told),
                 records=records,
+                decision="blocked",
             )
         if self.then is not None and crossing.attempt > self.max_attempts:
             return self.then.decide(crossing)
-        return Release((DropParts(tuple(blocked)),), tuple(by_call), "modified", records)
+        return Release((DropParts(tuple(blocked)),), tuple(by_call), "blocked", records)
 
     def __repr__(self) -> str:
         return "BlockToolCalls()"
