@@ -9,9 +9,10 @@
 #               unit, integration (PostgreSQL, Phoenix, MLflow, Chromium, notebooks,
 #               subprocess CLIs, LangGraph's agent server), bypass (the bypass matrix) and
 #               oracle (LangGraph's own suite against guarded graphs, ~4 min). What CI runs.
-#   make unit   the unit tier only: in-process tests, no server to install or start
-#               (2,000 tests, about 3 minutes on two shared cores against about 8 for
-#               everything; the tiers are pytest markers, see tests/conftest.py).
+#   make unit   the unit tier only: in-process tests, no server to install or start.
+#               A test's tier is its folder: tests/unit, tests/integration, tests/bypass,
+#               tests/oracle (tests/conftest.py marks each test by its folder, so
+#               `pytest -m unit` and `pytest tests/unit` select the same tests).
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -75,7 +76,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy trustgate graphs tests/typecheck
 
 # The documentation site (docs/, mkdocs.yml), warnings as errors; its code blocks are run
-# by tests/test_docs.py.
+# by tests/integration/test_docs_run.py.
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 

@@ -1,4 +1,4 @@
-"""Worker processes for the crash-consistency test (tests/test_crash_consistency.py).
+"""Worker processes for the crash-consistency test (tests/integration/test_crash_consistency.py).
 
 One attempt of one run is :func:`attempt`: it opens the shared database with
 :func:`trustgate.persistence.connect` (or ``aconnect``), compiles ``writer`` (guarded,

@@ -2,7 +2,7 @@
 
 :mod:`trustgate.verifiers.drafts.segment` now splits a whole prose region with one
 pass of its sentence-end pattern; this is the paragraph-by-paragraph version it
-replaced, byte for byte in what it returns. tests/test_segment_one_pass.py holds the
+replaced, byte for byte in what it returns. tests/unit/test_segment_one_pass.py holds the
 two equal on generated Markdown. It lives in tests/ on purpose: the package ships one
 segmenter.
 """

@@ -1,6 +1,6 @@
 """Guarded graphs as the agent server loads them (``langgraph.json`` names this file).
 
-``tests/test_served_graphs.py`` serves them with ``langgraph dev`` and reads the record
+``tests/integration/test_served_graphs.py`` serves them with ``langgraph dev`` and reads the record
 back through ``langgraph_sdk``. The models are scripted (no network) and answer from the
 question they are asked, not from a call counter, so one server process serves any
 number of runs and threads:

@@ -14,19 +14,22 @@ TIERS = ("unit", "integration", "bypass", "oracle")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every test is in exactly one tier (module ``pytestmark``; a test may carry its own).
+    """A test's tier is the folder it lives in (``tests/unit``, ``tests/integration``,
+    ``tests/bypass``, ``tests/oracle``): ``-m unit`` selects the folder's tests.
 
-    A test with no tier marker is ``unit``; a test module named ``test_bypass_*`` is the
-    bypass matrix. Two tiers on one test is a mistake (``-m unit`` would run an oracle
-    test), reported at collection.
+    A tier marker that disagrees with the folder is a mistake (``-m unit`` would run a
+    test that starts a server), reported at collection, as is a test outside the folders.
     """
     for item in items:
-        tiers = sorted({m.name for m in item.iter_markers() if m.name in TIERS})
-        if not tiers:
-            bypass = Path(str(item.fspath)).name.startswith("test_bypass_")
-            item.add_marker(pytest.mark.bypass if bypass else pytest.mark.unit)
-        elif len(tiers) > 1:
-            raise pytest.UsageError(f"{item.nodeid} is in more than one test tier: {tiers}")
+        folder = Path(str(item.fspath)).parent.name
+        if folder not in TIERS:
+            raise pytest.UsageError(f"{item.nodeid} is outside the tier folders {TIERS}")
+        marked = {m.name for m in item.iter_markers() if m.name in TIERS} - {folder}
+        if marked:
+            raise pytest.UsageError(
+                f"{item.nodeid} lives in tests/{folder} but is marked {sorted(marked)}"
+            )
+        item.add_marker(getattr(pytest.mark, folder))
 
 
 @pytest.fixture(autouse=True)
@@ -63,6 +66,14 @@ def make_repo(tmp_path: Path) -> MakeRepo:
         return root
 
     return make
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TRUSTGATE_MODEL", raising=False)  # never a paid model
+    monkeypatch.delenv("TRUSTGATE_DATABASE_URL", raising=False)
+    return tmp_path
 
 
 # --- PostgreSQL (issue 7): one real server per session, a fresh database per test ---

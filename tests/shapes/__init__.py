@@ -19,7 +19,7 @@ and ``build(personality="honest"|"lying", *, marker_dir=None) -> Shape``.
 
 Six more modules hold graphs built by third-party packages themselves, each with the
 gates a user puts on it (``build(...) -> RealShape``, ``RealShape.guarded()``; see
-``_real``); ``tests/test_real_graphs.py`` runs them. They are not in :data:`BUILDERS`
+``_real``); ``tests/unit/test_real_graphs.py`` runs them. They are not in :data:`BUILDERS`
 (the bypass matrix brings its own policies) and are imported on their own, so that a
 test of the shapes above does not import their packages:
 

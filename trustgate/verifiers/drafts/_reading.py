@@ -12,7 +12,7 @@ Which units the shipped rules could object to is decided by their own pre-scan
 (:mod:`trustgate.verifiers.drafts._triggers`): a unit holding no key word of a
 reading is not read for it, a cited unit is no business of the causal reading, and
 every test is a necessary condition of the reading it stands for, so skipping changes
-no verdict (``tests/test_draft_equivalence.py`` compares with reading every unit).
+no verdict (``tests/unit/test_draft_equivalence.py`` compares with reading every unit).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ both sides. The scans read :func:`scan_form`: lower case, curly quotes plain, ``
 a space (as the reading's fold makes it), the same length as the sentence.
 
 A change to the reading that lets it fire in a new way must change this module with
-it: ``TRUSTGATE_EQUIVALENCE_EXAMPLES=20000 pytest tests/test_draft_equivalence.py``
+it: ``TRUSTGATE_EQUIVALENCE_EXAMPLES=20000 pytest tests/unit/test_draft_equivalence.py``
 compares candidates-only verdicts with reading every sentence on that many drafts.
 """
 
