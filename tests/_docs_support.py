@@ -47,7 +47,8 @@ NOT_RUN: dict[str, str] = {
     "with them set",
     ".venv/bin/mkdocs serve": "serves the site until stopped; `make docs` builds it",
     "langgraph dev": "starts LangGraph's development server until stopped; "
-    "tests/integration/test_served_graphs.py runs it and reads the record back through langgraph_sdk",
+    "tests/integration/test_served_graphs.py runs it and reads the record back through "
+    "langgraph_sdk",
     "trustgate demo": "runs all four pipelines; tests/unit/test_demo_cli.py runs it and checks "
     "its output",
 }

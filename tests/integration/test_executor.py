@@ -15,8 +15,7 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 import trustgate
-from trustgate import _executor
-from trustgate._findings import Finding
+from trustgate import Finding, _executor
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
 pytestmark = pytest.mark.integration  # a subprocess interpreter

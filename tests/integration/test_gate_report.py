@@ -15,7 +15,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, StateGraph
 from typing_extensions import TypedDict
 
-from trustgate._findings import Finding
+from trustgate import Finding
 from trustgate._report import (
     OverrideRecord,
     Report,
@@ -154,7 +154,8 @@ def test_roundtrip_with_strict_msgpack_env(tmp_path: Any) -> None:
 
 
 def test_reports_from_plain_dict_state() -> None:
-    from trustgate._report import Report, reports_from_state
+    from trustgate import Report
+    from trustgate.graph import reports_from_state
 
     r = Report(gate="g", node="n", decision="pass", released=True)
     (sealed,) = gate_json([r])

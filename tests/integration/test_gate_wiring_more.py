@@ -20,9 +20,7 @@ from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 import trustgate
-from trustgate._findings import Finding
-from trustgate._gate import TrustGate
-from trustgate._report import reports
+from trustgate import Finding, TrustGate, reports
 from trustgate.errors import GateHalted
 from trustgate.graph import guard
 from trustgate.policies import Halt

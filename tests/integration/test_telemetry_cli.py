@@ -9,8 +9,7 @@ import pytest
 from _otel import global_providers
 from _otlp_receiver import attrs, otlp_receiver
 
-from trustgate import otel
-from trustgate._report import Report
+from trustgate import Report, otel
 from trustgate.cli import build_parser, main
 from trustgate.cli._common import run
 from trustgate.otel.semconv import CrossingAttributes as C

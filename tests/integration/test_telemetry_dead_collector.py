@@ -25,9 +25,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from trustgate import otel
-from trustgate._findings import Finding
-from trustgate._report import Report
+from trustgate import Finding, Report, otel
 
 pytestmark = pytest.mark.integration  # sockets, threads and a subprocess; timings
 

@@ -10,13 +10,12 @@ from _otlp_receiver import attrs, otlp_receiver
 from opentelemetry import metrics as otel_metrics
 from opentelemetry import trace as otel_trace
 
-from trustgate import otel
-from trustgate._findings import Finding
-from trustgate._report import OverrideRecord, Report
+from trustgate import Finding, Report, otel
 from trustgate.otel.semconv import CrossingAttributes as C
 from trustgate.otel.semconv import MetricNames as M
 from trustgate.otel.semconv import OverrideAttributes as O
 from trustgate.otel.semconv import VerifierAttributes as V
+from trustgate.policies import OverrideRecord
 
 pytestmark = pytest.mark.integration  # an OTLP/HTTP receiver
 

@@ -130,7 +130,12 @@ def test_refusals_of_a_reused_read(tmp_path: Path, buffer_busy: bool) -> None:
 
 line_ends = st.sampled_from(["\n", "\r\n", "\r"])
 texts = st.lists(
-    st.tuples(st.text(st.characters(blacklist_characters="\r\n"), max_size=6), line_ends),
+    st.tuples(
+        st.text(
+            st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), max_size=6
+        ),
+        line_ends,
+    ),
     max_size=8,
 ).map(lambda parts: "".join(a + b for a, b in parts))
 

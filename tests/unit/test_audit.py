@@ -16,11 +16,9 @@ from langgraph.types import Command, interrupt
 from typing_extensions import TypedDict
 
 import trustgate
-from trustgate._findings import Finding
-from trustgate._gate import TrustGate
+from trustgate import Finding, TrustGate
 from trustgate.errors import ConfigurationError, LangGraphCompatibilityError
-from trustgate.graph import AuditedCrossing, AuditResult, audit, guard
-from trustgate.graph._middleware import TrustGateMiddleware
+from trustgate.graph import AuditedCrossing, AuditResult, TrustGateMiddleware, audit, guard
 from trustgate.pipelines import PIPELINES, load
 from trustgate.policies import Halt, Override
 from trustgate.readers import FromKey, LastAIText, ToolCallArgs

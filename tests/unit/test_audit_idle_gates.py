@@ -20,11 +20,9 @@ from langchain_core.messages import HumanMessage
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from trustgate._findings import Finding
-from trustgate._gate import TrustGate
+from trustgate import Finding, TrustGate
 from trustgate.cli import main
-from trustgate.graph import audit, guard
-from trustgate.graph._middleware import TrustGateMiddleware
+from trustgate.graph import TrustGateMiddleware, audit, guard
 from trustgate.policies import Override
 from trustgate.readers import FromKey
 from trustgate.testing import honest_model

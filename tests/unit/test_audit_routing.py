@@ -22,9 +22,8 @@ from langgraph.graph import END, START, StateGraph
 from shapes import agentic_rag
 from typing_extensions import TypedDict
 
+from trustgate import Finding, TrustGate
 from trustgate._audit._crossings import ROUTING_FIX
-from trustgate._findings import Finding
-from trustgate._gate import TrustGate
 from trustgate.cli import main
 from trustgate.graph import AuditedCrossing, audit, guard
 from trustgate.readers import FunctionReader

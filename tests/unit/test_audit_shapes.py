@@ -17,8 +17,7 @@ from langgraph.graph import END, START, StateGraph
 from shapes import BUILDERS, Shape, build
 from typing_extensions import TypedDict
 
-from trustgate._findings import Finding
-from trustgate._gate import TrustGate
+from trustgate import Finding, TrustGate
 from trustgate.cli import main
 from trustgate.graph import AuditResult, audit, guard
 from trustgate.readers import FunctionReader

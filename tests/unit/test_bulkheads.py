@@ -19,8 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trustgate import TrustGate, _executor
-from trustgate._findings import Finding
+from trustgate import Finding, TrustGate, _executor
 from trustgate.errors import ConfigurationError
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 

@@ -23,8 +23,7 @@ from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 import trustgate
-from trustgate import TrustGate, _executor
-from trustgate._findings import Finding
+from trustgate import Finding, TrustGate, _executor
 from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.policies import Halt, Rerender
 from trustgate.readers import LastAIText

@@ -14,10 +14,8 @@ from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 from typing_extensions import TypedDict
 
-from trustgate._findings import Finding
-from trustgate._gate import TrustGate
-from trustgate._report import TrustReports, reports
-from trustgate.graph import guard
+from trustgate import Finding, TrustGate, reports
+from trustgate.graph import TrustReports, guard
 from trustgate.policies import BlockToolCalls
 from trustgate.readers import ToolCallArgs
 from trustgate.testing import lying_model

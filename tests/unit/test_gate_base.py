@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from trustgate._findings import Finding
+from trustgate import Finding
 from trustgate.errors import ConfigurationError
 from trustgate.verifiers.base import (
     Evidence,

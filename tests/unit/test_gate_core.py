@@ -10,9 +10,7 @@ import pytest
 from langchain_core.messages import AIMessage
 from pydantic import BaseModel
 
-from trustgate._findings import Cut, Finding
-from trustgate._gate import TrustGate
-from trustgate._report import Report
+from trustgate import Cut, Finding, Report, TrustGate
 from trustgate.errors import ConfigurationError
 from trustgate.policies import (
     CAVEAT_HEADER,

@@ -25,11 +25,9 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, Send
 from typing_extensions import TypedDict
 
-from trustgate._findings import Cut, Finding
-from trustgate._gate import TrustGate
-from trustgate._report import Report, TrustReports, reports
+from trustgate import Cut, Finding, Report, TrustGate, reports
 from trustgate.errors import ConfigurationError, GateHalted, LangGraphCompatibilityError
-from trustgate.graph import guard, guarded_nodes
+from trustgate.graph import TrustReports, guard, guarded_nodes
 from trustgate.graph._compat import check_builder
 from trustgate.policies import OVERRIDE_NOTE, Halt, Override
 from trustgate.testing import lying_model

@@ -11,11 +11,9 @@ from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from trustgate._findings import Cut, Finding
-from trustgate._gate import TrustGate
-from trustgate._report import reports
+from trustgate import Cut, Finding, TrustGate, reports
 from trustgate.errors import ConfigurationError, GateHalted
-from trustgate.graph._middleware import TrustGateMiddleware
+from trustgate.graph import TrustGateMiddleware
 from trustgate.policies import Caveat, Halt, Review
 from trustgate.readers import LastAIText, ToolCallArgs
 from trustgate.testing import lying_model

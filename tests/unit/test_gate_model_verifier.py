@@ -12,11 +12,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from trustgate._findings import Finding
-from trustgate._gate import TrustGate
-from trustgate._report import TrustReports, reports
+from trustgate import Finding, TrustGate, reports
 from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.evidence.brief import Brief
+from trustgate.graph import TrustReports
 from trustgate.policies import Caveat, Rerender
 from trustgate.readers import LastAIText
 from trustgate.testing import ScriptedChatModel, honest_model, lying_model

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trustgate._findings import Finding
-from trustgate._gate import TrustGate
+from trustgate import Finding, TrustGate
 from trustgate.errors import ConfigurationError
 from trustgate.policies import Caveat, Halt, Override
 from trustgate.verifiers.base import Evidence, FunctionVerifier

@@ -10,10 +10,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from trustgate._gate import TrustGate
-from trustgate._report import TrustReports
+from trustgate import TrustGate
 from trustgate.evidence.record import Record
-from trustgate.graph import guard
+from trustgate.graph import TrustReports, guard
 from trustgate.policies import Redact
 from trustgate.readers import LastAIText
 from trustgate.testing import honest_model, lying_model

@@ -13,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
-from trustgate._report import reports
+from trustgate import reports
 from trustgate.errors import GateHalted
 from trustgate.graph import guard
 from trustgate.policies import Review
@@ -124,7 +124,7 @@ def test_resume_reuses_the_reviewed_findings(saver: BaseCheckpointSaver[Any]) ->
     """The model verifier is not asked again on resume: the person approved its verdict."""
     from _gate_support import Review as ReviewModel
 
-    from trustgate._gate import TrustGate
+    from trustgate import TrustGate
     from trustgate.evidence.brief import Brief
     from trustgate.readers import FromKey
     from trustgate.verifiers.base import EvidenceSources

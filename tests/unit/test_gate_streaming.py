@@ -10,11 +10,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from trustgate._findings import Cut, Finding
-from trustgate._gate import TrustGate
-from trustgate._report import TrustReports
+from trustgate import Cut, Finding, TrustGate
 from trustgate.errors import GateHalted
-from trustgate.graph import guard
+from trustgate.graph import TrustReports, guard
 from trustgate.policies import BlockToolCalls, Caveat, Halt, Rerender
 from trustgate.readers import LastAIText, ToolCallArgs
 from trustgate.testing import honest_model, lying_model

@@ -18,8 +18,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.pregel.remote import RemoteGraph
 from typing_extensions import TypedDict
 
-from trustgate._findings import Finding
-from trustgate._gate import TrustGate
+from trustgate import Finding, TrustGate
 from trustgate.errors import ConfigurationError
 from trustgate.graph import audit, guard
 from trustgate.readers import FromKey

@@ -18,10 +18,9 @@ from langgraph.types import CachePolicy, Command, RetryPolicy, Send, interrupt
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from trustgate._gate import TrustGate
-from trustgate._report import TrustReports, reports
+from trustgate import TrustGate, reports
 from trustgate.errors import ConfigurationError, GateHalted
-from trustgate.graph import guard
+from trustgate.graph import TrustReports, guard
 from trustgate.policies import Halt
 from trustgate.readers import FromKey
 from trustgate.testing import honest_model, lying_model
@@ -662,7 +661,7 @@ class Plain(TypedDict, total=False):
 
 
 async def test_gate_inside_subgraph_reports_reachable_without_parent_channel() -> None:
-    from trustgate._report import areports
+    from trustgate import areports
 
     inner = guard(reviewer_graph(lying_model(LIE, TRUTH)), {"reviewer": inspector()}).compile()
     g = StateGraph(Plain)
@@ -742,7 +741,7 @@ def _messages_graph(text: str) -> StateGraph[Any, Any, Any, Any]:
 
 
 def _text_gate() -> TrustGate:
-    from trustgate._findings import Finding
+    from trustgate import Finding
     from trustgate.readers import LastAIText
     from trustgate.verifiers.base import FunctionVerifier
 

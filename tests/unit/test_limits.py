@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trustgate import _limits
-from trustgate._claims import parse_manifest
 from trustgate.errors import ClaimParseError, ClaimTooLarge, InputError
 from trustgate.evidence.brief import Brief, EvidenceSet
 from trustgate.evidence.workspace import Workspace
+from trustgate.files import parse_manifest
 from trustgate.verifiers.base import Evidence
 from trustgate.verifiers.contracts.citations import check_citations
 from trustgate.verifiers.files.checks import CitationReplay

@@ -16,7 +16,7 @@ import pytest
 from langgraph.types import Command
 
 import trustgate
-from trustgate._report import Report, reports
+from trustgate import Report, reports
 from trustgate.errors import GateHalted, InputError
 from trustgate.pipelines import PIPELINES, code_review, compliance, investigation, load, postmortem
 from trustgate.testing import ScriptedChatModel, pipeline_models
@@ -313,7 +313,7 @@ def test_langgraph_json_serves_every_graph(name: str) -> None:
 
 
 async def test_pipelines_run_async_too() -> None:
-    from trustgate._report import areports
+    from trustgate import areports
 
     graph = code_review.build(personality="inventing")
     await graph.ainvoke({}, cfg("async"))

@@ -14,8 +14,7 @@ from _gate_support import LIE, cfg, inspector, reviewer_graph
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from trustgate import TrustGate
-from trustgate._report import reports
+from trustgate import TrustGate, reports
 from trustgate.drafts import DraftCheck
 from trustgate.graph import guard
 from trustgate.policies import CrossingView, Redact, Review

@@ -31,11 +31,19 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 import trustgate
-from trustgate import DraftCheck, EvidenceSources, FromKey, FromState, LastAIText, Redact, TrustGate
+from trustgate import (
+    DraftCheck,
+    EvidenceSources,
+    FromKey,
+    FromState,
+    LastAIText,
+    Redact,
+    TextEdit,
+    TrustGate,
+)
 from trustgate._apply import SegmentIndex
-from trustgate._findings import TextEdit
-from trustgate._report import TrustReports
 from trustgate.evidence.record import Record
+from trustgate.graph import TrustReports
 from trustgate.verifiers.base import Evidence
 
 pytestmark = pytest.mark.unit

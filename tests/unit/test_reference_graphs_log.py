@@ -3,7 +3,8 @@
 ``graphs/*.py`` compile the four pipelines without a checkpointer (the agent server
 brings its own) and with ``report_log=True``: the gates write the database
 ``TRUSTGATE_DATABASE_URL`` names, which ``trustgate.server`` (mounted by the same
-``langgraph.json``) serves. ``tests/integration/test_served_graphs.py`` runs them on ``langgraph dev``.
+``langgraph.json``) serves. ``tests/integration/test_served_graphs.py`` runs them on
+``langgraph dev``.
 """
 
 from __future__ import annotations

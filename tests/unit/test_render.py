@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from trustgate._claims import Locator
-from trustgate._findings import Finding
+from trustgate import Finding, Report
 from trustgate._render import paint, short, to_html, to_text
-from trustgate._report import Approval, OverrideRecord, Report
 from trustgate.evidence.ledger import InMemoryLedger
 from trustgate.evidence.record import Record
 from trustgate.evidence.workspace import Workspace
+from trustgate.files import Locator
 from trustgate.pipelines import code_review
+from trustgate.policies import Approval, OverrideRecord
 from trustgate.verifiers.drafts.verify import verify_draft
 
 pytestmark = pytest.mark.unit

@@ -15,9 +15,8 @@ from typing_extensions import TypedDict
 
 import trustgate
 from trustgate import Finding, Report, TrustGate
-from trustgate._report import Approval, OverrideRecord
 from trustgate.errors import GateHalted
-from trustgate.policies import Halt, Review
+from trustgate.policies import Approval, Halt, OverrideRecord, Review
 from trustgate.readers import LastAIText
 from trustgate.verifiers.base import FunctionVerifier
 

@@ -33,9 +33,7 @@ from opentelemetry.sdk.trace import SpanLimits
 from opentelemetry.trace import StatusCode
 from typing_extensions import TypedDict
 
-from trustgate import otel
-from trustgate._findings import Finding
-from trustgate._report import Approval, OverrideRecord, Report
+from trustgate import Finding, Report, otel
 from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.otel.semconv import CrossingAttributes as C
 from trustgate.otel.semconv import EvaluationAttributes as E
@@ -43,6 +41,7 @@ from trustgate.otel.semconv import MetricNames as M
 from trustgate.otel.semconv import OpenInferenceAttributes as OI
 from trustgate.otel.semconv import OverrideAttributes as O
 from trustgate.otel.semconv import VerifierAttributes as V
+from trustgate.policies import Approval, OverrideRecord
 
 pytestmark = pytest.mark.unit
 

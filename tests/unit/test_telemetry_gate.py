@@ -24,9 +24,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from opentelemetry.trace import StatusCode
 
-from trustgate import otel
-from trustgate._findings import Finding
-from trustgate._gate import TrustGate
+from trustgate import Finding, TrustGate, otel
 from trustgate.errors import GateHalted
 from trustgate.graph import guard
 from trustgate.otel.semconv import CrossingAttributes as C
@@ -231,7 +229,7 @@ def test_middleware_tool_gate_blocked_call_is_traced(sdk: Otel) -> None:
     from langchain_core.messages import AIMessage, HumanMessage
     from langchain_core.tools import tool
 
-    from trustgate.graph._middleware import TrustGateMiddleware
+    from trustgate.graph import TrustGateMiddleware
     from trustgate.readers import ToolCallArgs
 
     def grounded(claims: Any, evidence: Evidence) -> list[Finding]:

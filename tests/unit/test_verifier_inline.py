@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from trustgate import TrustGate
-from trustgate._findings import Finding
+from trustgate import Finding, TrustGate
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
 pytestmark = pytest.mark.unit

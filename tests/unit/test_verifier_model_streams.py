@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 import trustgate
-from trustgate._findings import Finding
+from trustgate import Finding
 from trustgate.verifiers.base import Evidence
 
 pytestmark = pytest.mark.unit
