@@ -22,11 +22,10 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import chain
 
 from trustgate.evidence.record import Record
 from trustgate.verifiers.drafts import _markers, _triggers
-from trustgate.verifiers.drafts._text import mostly_symbols, symbols_only_matter
+from trustgate.verifiers.drafts._text import foreign_words, mostly_symbols, symbols_only_matter
 from trustgate.verifiers.drafts._text import unsupported as _unsupported
 from trustgate.verifiers.drafts.rules import (
     DraftSentence,
@@ -97,52 +96,58 @@ def _first_pass(
     cited: list[tuple[str, ...]],
     any_key: frozenset[str],
     cited_key: frozenset[str],
-) -> tuple[list[int], set[int]]:
-    """For the shipped rules, one tight pass over every unit: the units holding a key
-    word of a side that could object to them (a cited unit is never the causal
+) -> tuple[dict[int, list[bytes]], set[int]]:
+    """For the shipped rules, one tight pass over every unit: the units that may hold
+    a key word of a side that could object to them (a cited unit is never the causal
     side's), and the units the rules cannot read.
 
-    The word form is ASCII, so it is split as bytes (cheaper than ``str.split``), and
-    the words seen make the draft's vocabulary: an ASCII draft none of whose units
-    holds a function word of another language is unreadable only where it is mostly
-    symbols (:func:`~trustgate.verifiers.drafts._text.symbols_only_matter`, asked of
-    each distinct word rather than of the whole draft's text again), counted on the
-    draft's bytes. Otherwise every unit is asked :func:`_unsupported`.
+    Each unit is split once, as bytes (cheaper than ``str.split``), into its runs of
+    letters (the word form with digits made spaces too). That split serves both
+    tests: a key is all letters, so a unit whose words hold a key holds it as a run
+    of letters (a superset: the units found are read exactly after); and an ASCII
+    draft none of whose units holds a function word of another language as a run of
+    letters (how :func:`~trustgate.verifiers.drafts._text.symbols_only_matter` reads
+    words) is unreadable only where it is mostly symbols, counted on the draft's
+    bytes. Otherwise every unit is asked :func:`_unsupported`.
+
+    Returns the units found, each with its words (what the sides' keys are looked up
+    in next), and the units the rules cannot read.
     """
-    wbytes = wform.encode("ascii")
+    letters = wform.encode("ascii").translate(_NO_DIGITS)
     keysets = (_as_bytes(any_key), _as_bytes(cited_key))
-    ascii_draft = draft.isascii()
-    symbols = draft.encode("ascii").translate(_unreadable()) if ascii_draft else b""
-    seen: list[list[bytes]] = []
-    add_words = seen.append
-    keyed: list[int] = []
+    keyed: dict[int, list[bytes]] = {}
+    if not draft.isascii():
+        for i, (s, e, _, _) in enumerate(found_units):
+            words = letters[s:e].split()
+            if not keysets[bool(cited[i])].isdisjoint(words):
+                keyed[i] = words
+        return keyed, _unreadable_units(draft, found_units, ask_all=True)
+    symbols = draft.encode("ascii").translate(_unreadable())
+    foreign = _foreign_bytes()
     counted: list[int] = []
+    plain = True
     for i, (s, e, _, _) in enumerate(found_units):
-        if ascii_draft and e - s >= 12 and symbols.count(1, s, e) * 2 > e - s:
-            counted.append(i)
-        words = wbytes[s:e].split()
+        words = letters[s:e].split()
         if not keysets[bool(cited[i])].isdisjoint(words):  # hashes each word, once
-            keyed.append(i)
-        add_words(words)
-    if ascii_draft and _plain_vocabulary(set(chain.from_iterable(seen))):
+            keyed[i] = words
+        if plain:
+            if e - s >= 12 and symbols.count(1, s, e) * 2 > e - s:
+                counted.append(i)
+            if not foreign.isdisjoint(words):  # bytes keep their hash: no second hashing
+                plain = False
+    if plain:
         return keyed, set(counted)
     return keyed, _unreadable_units(draft, found_units, ask_all=True)
 
 
-_DIGITS = re.compile(rb"[0-9]+")
+_NO_DIGITS = bytes.maketrans(b"0123456789", b" " * 10)
 
 
-def _plain_vocabulary(vocabulary: set[bytes]) -> bool:
-    """Whether no word of the units (letters and digits, lower case) holds a function
-    word of another language, as :func:`symbols_only_matter` reads words: runs of
-    letters."""
-    runs: set[str] = set()
-    for word in vocabulary:
-        if word.isalpha():
-            runs.add(word.decode("ascii"))
-        else:
-            runs.update(run.decode("ascii") for run in _DIGITS.split(word) if run)
-    return all(map(symbols_only_matter, runs))
+@functools.cache
+def _foreign_bytes() -> frozenset[bytes]:
+    """The function words of other languages, as the first pass compares them (in an
+    ASCII draft: a word with another letter cannot be in one)."""
+    return frozenset(w.encode("ascii") for w in foreign_words() if w.isascii())
 
 
 def _unreadable_units(draft: str, found_units: list[Unit], ask_all: bool = False) -> set[int]:
@@ -217,13 +222,22 @@ def read(
     )
     unreadable: set[int]
     visit: Iterable[int]
+    keyed: dict[int, list[bytes]] = {}
     if quick:
-        visit, unreadable = _first_pass(draft, found_units, wform, cited, any_key, cited_key)
-        visit = sorted({*visit, *unreadable, *joins, *(i for i in folded if i >= 0)})
+        keyed, unreadable = _first_pass(draft, found_units, wform, cited, any_key, cited_key)
+        visit = sorted({*keyed, *unreadable, *joins, *(i for i in folded if i >= 0)})
     else:
         visit = range(len(found_units))
         unreadable = _unreadable_units(draft, found_units)
+    # In the quick pass a unit's words are the first pass's runs of letters, as bytes:
+    # a side's keys are looked up there (a superset of its words' keys: the keys are
+    # all letters), and the ones found are checked in context by ``fires``.
+    steps = [
+        (rule, side, h, _as_bytes(side.keys) if side is not None else frozenset())
+        for rule, side, h in plan
+    ]
     unsupported = reading.unsupported
+    no_words: list[bytes] = []
     for i in visit:
         s, e, kind, _ = found_units[i]
         if i in unreadable:
@@ -236,14 +250,31 @@ def read(
         uform: str | None = None
         words: list[str] | None = None
         blind = False
-        for rule, side, h in plan:
+        exact = not quick or i in joins or i in folded
+        wset: set[bytes] | None = None
+        for rule, side, h, bkeys in steps:
             if side is None:
                 if is_marked or h is None or i in h:
                     todo.append(rule)
                 continue
             if side is causal and cited[i]:
                 continue  # the causal law: a cited sentence is never its business
-            if form is not None and i not in folded:
+            if not exact:
+                bwords = keyed.get(i, no_words)
+                found_keys = bkeys.intersection(bwords)
+                if not found_keys:
+                    continue
+                if wset is None:
+                    wset = set(bwords)
+                if not side.could(wset, found_keys):
+                    continue
+                if uform is None:
+                    uform = form[s:e]  # type: ignore[index]
+                    if is_marked:
+                        uform = _markers.MARKER.sub("", uform)
+                if not side.fires(uform, [k.decode("ascii") for k in found_keys]):
+                    continue
+            elif form is not None and i not in folded:
                 if words is None:
                     if i in joins:
                         # a marker between two non-spaces: removing it joins them

@@ -26,6 +26,7 @@ __all__ = [
     "MASK",
     "Sentence",
     "fold",
+    "foreign_words",
     "mostly_symbols",
     "read",
     "symbols_only_matter",
@@ -92,6 +93,12 @@ _FOREIGN = _words(
     "che della nel het een niet voor och att som är ett"
 )
 _WORDS = re.compile(r"[^\W\d_]+")
+
+
+def foreign_words() -> frozenset[str]:
+    """The function words of other languages :func:`unsupported` counts."""
+    return _FOREIGN
+
 _LETTERS_ONLY = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalpha()})
 _COMMON_ENGLISH = (" the ", " a ", " to ", " of ", " and ", " is ", " was ", " in ", " for ")
 _FOREIGN_WORD = re.compile(r"\b(?:" + "|".join(sorted(_FOREIGN)) + r")\b")
