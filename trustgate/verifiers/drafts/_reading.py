@@ -18,13 +18,13 @@ no verdict (``tests/test_draft_equivalence.py`` compares with reading every unit
 from __future__ import annotations
 
 import functools
-import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from trustgate.evidence.record import Record
 from trustgate.verifiers.drafts import _markers, _triggers
+from trustgate.verifiers.drafts._grammar.setaside import QUESTION_END
 from trustgate.verifiers.drafts._text import foreign_words, mostly_symbols, symbols_only_matter
 from trustgate.verifiers.drafts._text import unsupported as _unsupported
 from trustgate.verifiers.drafts.rules import (
@@ -163,6 +163,119 @@ def _unreadable_units(draft: str, found_units: list[Unit], ask_all: bool = False
     return {i for i, (s, e, _, _) in enumerate(found_units) if _unsupported(draft[s:e])}
 
 
+def _choose(
+    draft: str,
+    keyed: dict[int, list[bytes]],
+    exact: set[int],
+    found_units: list[Unit],
+    form: str,
+    cited: list[tuple[str, ...]],
+    ruleset: tuple[SentenceRule, ...],
+    sides: list[_triggers.Side],
+    marked: set[int],
+) -> dict[int, list[SentenceRule]]:
+    """The shipped rules' quick pass: for each unit the first pass found (its runs of
+    letters in hand), the rules whose side could fire on it.
+
+    A side's keys are looked up in the unit's runs of letters (a superset of its
+    words' keys: the keys are all letters); a key found is tried in context only when
+    :meth:`~trustgate.verifiers.drafts._triggers.Side.could` lets it. Units in
+    ``exact`` (a marker joins two words, a spelling the reading folds) are left to
+    :func:`_exact_todo`. A question is chosen for no rule: the reading sets it aside
+    before either side looks."""
+    causal = _triggers.causal()
+    steps = [
+        (rule, side, _as_bytes(side.keys), side is causal)
+        for rule, side in zip(ruleset, sides, strict=True)
+    ]
+    marker = _markers.MARKER
+    chosen: dict[int, list[SentenceRule]] = {}
+    for i, bwords in keyed.items():
+        if i in exact:
+            continue
+        todo: list[SentenceRule] | None = None
+        wset: set[bytes] | None = None
+        uform: str | None = None
+        for rule, side, bkeys, is_causal in steps:
+            if is_causal and cited[i]:
+                continue  # the causal law: a cited sentence is never its business
+            found_keys = bkeys.intersection(bwords)
+            if not found_keys:
+                continue
+            if wset is None:
+                wset = set(bwords)
+            if not side.could(wset, found_keys):
+                continue
+            if uform is None:
+                s, e = found_units[i][0], found_units[i][1]
+                uform = marker.sub("", form[s:e]) if i in marked else form[s:e]
+            if not side.fires(uform, [k.decode("ascii") for k in found_keys]):
+                continue
+            if todo is None:
+                s, e = found_units[i][0], found_units[i][1]
+                if "?" in draft[s:e] and _question(draft[s:e], i in marked):
+                    break  # the reading never reads a question for either side
+                todo = chosen[i] = []
+            todo.append(rule)
+    return chosen
+
+
+def _question(text: str, is_marked: bool) -> bool:
+    """Whether the shipped reading sets the unit aside as a question (it reads the
+    text without its markers, :func:`~trustgate.verifiers.drafts._grammar.side`)."""
+    plain = _markers.MARKER.sub("", text) if is_marked else text
+    return QUESTION_END.search(plain) is not None
+
+
+def _exact_todo(
+    i: int,
+    s: int,
+    e: int,
+    plan: list[tuple[SentenceRule, _triggers.Side | None, set[int] | None]],
+    causal: _triggers.Side,
+    cited: list[tuple[str, ...]],
+    form: str | None,
+    wform: str,
+    folded: set[int],
+    joins: set[int],
+    is_marked: bool,
+) -> list[SentenceRule]:
+    """The rules that could object to unit ``i``, read from its own words: every
+    unit when not every rule is a shipped side, else a unit the quick pass leaves."""
+    todo: list[SentenceRule] = []
+    uform: str | None = None
+    words: list[str] | None = None
+    blind = False
+    for rule, side, h in plan:
+        if side is None:
+            if is_marked or h is None or i in h:
+                todo.append(rule)
+            continue
+        if side is causal and cited[i]:
+            continue  # the causal law: a cited sentence is never its business
+        if form is not None and i not in folded:
+            if words is None:
+                if i in joins:
+                    # a marker between two non-spaces: removing it joins them
+                    uform = _markers.MARKER.sub("", form[s:e])
+                    blind = _triggers.joined(uform)
+                    words = [] if blind else _triggers.words(uform)
+                else:  # markers stand apart: the draft's words are the sentence's
+                    words = wform[s:e].split()
+            if not blind:
+                keys = side.keys.intersection(words)
+                if not keys:
+                    continue
+                if uform is None:
+                    uform = form[s:e]
+                    if is_marked:
+                        uform = _markers.MARKER.sub("", uform)
+                if not side.fires(uform, keys):
+                    continue
+        todo.append(rule)
+    return todo
+
+
 def read(
     draft: str, rec: Record, ruleset: tuple[SentenceRule, ...], strict: bool, exhaustive: bool
 ) -> Reading:
@@ -222,22 +335,17 @@ def read(
     )
     unreadable: set[int]
     visit: Iterable[int]
-    keyed: dict[int, list[bytes]] = {}
+    chosen: dict[int, list[SentenceRule]] = {}
+    exact: set[int] | None = None  # units the quick pass leaves to the exact reading
     if quick:
         keyed, unreadable = _first_pass(draft, found_units, wform, cited, any_key, cited_key)
-        visit = sorted({*keyed, *unreadable, *joins, *(i for i in folded if i >= 0)})
+        exact = joins | {i for i in folded if i >= 0}
+        chosen = _choose(draft, keyed, exact, found_units, form, cited, ruleset, sides, marked)  # type: ignore[arg-type]
+        visit = sorted({*chosen, *unreadable, *exact})
     else:
         visit = range(len(found_units))
         unreadable = _unreadable_units(draft, found_units)
-    # In the quick pass a unit's words are the first pass's runs of letters, as bytes:
-    # a side's keys are looked up there (a superset of its words' keys: the keys are
-    # all letters), and the ones found are checked in context by ``fires``.
-    steps = [
-        (rule, side, h, _as_bytes(side.keys) if side is not None else frozenset())
-        for rule, side, h in plan
-    ]
     unsupported = reading.unsupported
-    no_words: list[bytes] = []
     for i in visit:
         s, e, kind, _ = found_units[i]
         if i in unreadable:
@@ -246,54 +354,10 @@ def read(
                 continue
             unsupported.append(i)
         is_marked = i in marked
-        todo: list[SentenceRule] = []
-        uform: str | None = None
-        words: list[str] | None = None
-        blind = False
-        exact = not quick or i in joins or i in folded
-        wset: set[bytes] | None = None
-        for rule, side, h, bkeys in steps:
-            if side is None:
-                if is_marked or h is None or i in h:
-                    todo.append(rule)
-                continue
-            if side is causal and cited[i]:
-                continue  # the causal law: a cited sentence is never its business
-            if not exact:
-                bwords = keyed.get(i, no_words)
-                found_keys = bkeys.intersection(bwords)
-                if not found_keys:
-                    continue
-                if wset is None:
-                    wset = set(bwords)
-                if not side.could(wset, found_keys):
-                    continue
-                if uform is None:
-                    uform = form[s:e]  # type: ignore[index]
-                    if is_marked:
-                        uform = _markers.MARKER.sub("", uform)
-                if not side.fires(uform, [k.decode("ascii") for k in found_keys]):
-                    continue
-            elif form is not None and i not in folded:
-                if words is None:
-                    if i in joins:
-                        # a marker between two non-spaces: removing it joins them
-                        uform = _markers.MARKER.sub("", form[s:e])
-                        blind = _triggers.joined(uform)
-                        words = [] if blind else _triggers.words(uform)
-                    else:  # markers stand apart: the draft's words are the sentence's
-                        words = wform[s:e].split()
-                if not blind:
-                    keys = side.keys.intersection(words)
-                    if not keys:
-                        continue
-                    if uform is None:
-                        uform = form[s:e]
-                        if is_marked:
-                            uform = _markers.MARKER.sub("", uform)
-                    if not side.fires(uform, keys):
-                        continue
-            todo.append(rule)
+        if exact is not None and i not in exact:
+            todo = chosen.get(i, [])
+        else:
+            todo = _exact_todo(i, s, e, plan, causal, cited, form, wform, folded, joins, is_marked)
         if not todo:
             continue
         text = draft[s:e]

@@ -99,6 +99,7 @@ def foreign_words() -> frozenset[str]:
     """The function words of other languages :func:`unsupported` counts."""
     return _FOREIGN
 
+
 _LETTERS_ONLY = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalpha()})
 _COMMON_ENGLISH = (" the ", " a ", " to ", " of ", " and ", " is ", " was ", " in ", " for ")
 _FOREIGN_WORD = re.compile(r"\b(?:" + "|".join(sorted(_FOREIGN)) + r")\b")
