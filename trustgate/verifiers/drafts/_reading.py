@@ -93,7 +93,7 @@ def _first_pass(
     draft: str,
     found_units: list[Unit],
     wform: str,
-    cited: list[tuple[str, ...]],
+    citing: set[int],
     any_key: frozenset[str],
     cited_key: frozenset[str],
 ) -> tuple[dict[int, list[bytes]], set[int]]:
@@ -119,7 +119,7 @@ def _first_pass(
     if not draft.isascii():
         for i, (s, e, _, _) in enumerate(found_units):
             words = letters[s:e].split()
-            if not keysets[bool(cited[i])].isdisjoint(words):
+            if not keysets[i in citing].isdisjoint(words):
                 keyed[i] = words
         return keyed, _unreadable_units(draft, found_units, ask_all=True)
     symbols = draft.encode("ascii").translate(_unreadable())
@@ -128,7 +128,7 @@ def _first_pass(
     plain = True
     for i, (s, e, _, _) in enumerate(found_units):
         words = letters[s:e].split()
-        if not keysets[bool(cited[i])].isdisjoint(words):  # hashes each word, once
+        if not keysets[i in citing].isdisjoint(words):  # hashes each word, once
             keyed[i] = words
         if plain:
             if e - s >= 12 and symbols.count(1, s, e) * 2 > e - s:
@@ -169,7 +169,7 @@ def _choose(
     exact: set[int],
     found_units: list[Unit],
     form: str,
-    cited: list[tuple[str, ...]],
+    citing: set[int],
     ruleset: tuple[SentenceRule, ...],
     sides: list[_triggers.Side],
     marked: set[int],
@@ -197,7 +197,7 @@ def _choose(
         wset: set[bytes] | None = None
         uform: str | None = None
         for rule, side, bkeys, is_causal in steps:
-            if is_causal and cited[i]:
+            if is_causal and i in citing:
                 continue  # the causal law: a cited sentence is never its business
             found_keys = bkeys.intersection(bwords)
             if not found_keys:
@@ -233,7 +233,7 @@ def _exact_todo(
     e: int,
     plan: list[tuple[SentenceRule, _triggers.Side | None, set[int] | None]],
     causal: _triggers.Side,
-    cited: list[tuple[str, ...]],
+    citing: set[int],
     form: str | None,
     wform: str,
     folded: set[int],
@@ -251,7 +251,7 @@ def _exact_todo(
             if is_marked or h is None or i in h:
                 todo.append(rule)
             continue
-        if side is causal and cited[i]:
+        if side is causal and i in citing:
             continue  # the causal law: a cited sentence is never its business
         if form is not None and i not in folded:
             if words is None:
@@ -338,9 +338,13 @@ def read(
     chosen: dict[int, list[SentenceRule]] = {}
     exact: set[int] | None = None  # units the quick pass leaves to the exact reading
     if quick:
-        keyed, unreadable = _first_pass(draft, found_units, wform, cited, any_key, cited_key)
+        assert form is not None
+        shipped = [side for side in sides if side is not None]  # every rule's, in order
+        keyed, unreadable = _first_pass(draft, found_units, wform, found.citing, any_key, cited_key)
         exact = joins | {i for i in folded if i >= 0}
-        chosen = _choose(draft, keyed, exact, found_units, form, cited, ruleset, sides, marked)  # type: ignore[arg-type]
+        chosen = _choose(
+            draft, keyed, exact, found_units, form, found.citing, ruleset, shipped, marked
+        )
         visit = sorted({*chosen, *unreadable, *exact})
     else:
         visit = range(len(found_units))
@@ -357,7 +361,9 @@ def read(
         if exact is not None and i not in exact:
             todo = chosen.get(i, [])
         else:
-            todo = _exact_todo(i, s, e, plan, causal, cited, form, wform, folded, joins, is_marked)
+            todo = _exact_todo(
+                i, s, e, plan, causal, found.citing, form, wform, folded, joins, is_marked
+            )
         if not todo:
             continue
         text = draft[s:e]
