@@ -218,6 +218,7 @@ class _Cited:
         return repr(list(self))
 
 
+_MAY_END = re.compile(r"[.!?]")
 _JOINING = re.compile(r"\[(?<=\S\[)\[[^\[\]\n]*\]\](?:\[\[[^\[\]\n]*\]\])*(?=\S)")
 """A run of markers with a non-space before and after it (or a run's tail: the
 runs of the units holding one are read again). It opens with the bracket so the
@@ -231,18 +232,18 @@ def _honest(
     marker names only lines of the record and lies inside one unit (an honest draft);
     ``None`` when one does not (then :func:`_each_marker` reads it).
 
-    A marker lies inside one unit exactly when every unit holds as many ``]]`` as
-    ``[[`` and the units hold every marker between them: a marker reaching across
-    units leaves the first unit it starts in short of a ``]]`` (a marker never
-    spans a line, and a line's first crossing marker starts in a unit no earlier one
-    reaches into). Each unit's ids are read when asked for (:class:`_Cited`): every
-    valid marker names an id, so the units citing are the units holding a marker.
+    A marker lies inside one unit when no sentence can end inside it (its ids hold no
+    ``.``, ``!`` or ``?``: a marker never spans a line, and every other edge of a unit
+    is at a line's start or end or after a closing ``]]``) and the units hold every
+    marker between them (none is in code). Each unit's ids are read when asked for
+    (:class:`_Cited`): every valid marker names an id, so the units citing are the
+    units holding a marker.
     """
     valid: dict[str, tuple[str, ...]] = {}
     for content in set(contents):
         good, bad = _ids(content, lines)
-        if bad:
-            return None
+        if bad or _MAY_END.search(content) is not None:
+            return None  # an invalid id, or a sentence may end inside the marker
         valid[content] = tuple(dict.fromkeys(good))
     starts = list(map(itemgetter(0), units))
     ends = list(map(itemgetter(1), units))
@@ -250,9 +251,6 @@ def _honest(
     opened = list(map(count, repeat("[["), starts, ends))
     if sum(opened) != len(contents):
         return None  # a marker outside every unit
-    held = list(compress(opened, opened))
-    if held != list(map(count, repeat("]]"), compress(starts, opened), compress(ends, opened))):
-        return None  # a marker reaching across units (or a stray "]]")
     marked = set(compress(range(len(units)), opened))
     found = Found(_Cited(draft, units, valid, marked), marked=marked, citing=marked)  # type: ignore[arg-type]
     for m in _JOINING.finditer(draft):
