@@ -194,17 +194,12 @@ def _choose(
         if i in exact:
             continue
         todo: list[SentenceRule] | None = None
-        wset: set[bytes] | None = None
         uform: str | None = None
         for rule, side, bkeys, is_causal in steps:
             if is_causal and i in citing:
                 continue  # the causal law: a cited sentence is never its business
             found_keys = bkeys.intersection(bwords)
-            if not found_keys:
-                continue
-            if wset is None:
-                wset = set(bwords)
-            if not side.could(wset, found_keys):
+            if not found_keys or not side.could(bwords, found_keys):
                 continue
             if uform is None:
                 s, e = found_units[i][0], found_units[i][1]

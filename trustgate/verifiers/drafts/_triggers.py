@@ -224,20 +224,21 @@ class Side:
     (only for keys settled by context patterns alone: no ``alone``, ``first`` or
     ``pairs`` test)."""
 
-    def could(self, words: set[bytes], found: Iterable[bytes]) -> bool:
+    def could(self, words: list[bytes], found: Iterable[bytes]) -> bool:
         """A necessary condition of :meth:`fires`, on the sentence's runs of letters
         only: some key found is settled by more than its context patterns, or one of
         its patterns has every word it needs in the sentence. Cheaper than slicing the
-        sentence and searching it, and most keys found in a sentence fail it."""
+        sentence and searching it, and most keys found in a sentence fail it (the
+        sentence's words are made a set only when a key's patterns need words)."""
         needs = self.needs
+        wanted: list[tuple[frozenset[bytes], ...]] = []
         for w in found:
             alts = needs.get(w)
             if alts is None:
                 return True
-            for need in alts:
-                if need <= words:
-                    return True
-        return False
+            wanted.append(alts)
+        held = set(words)
+        return any(need <= held for alts in wanted for need in alts)
 
     def _pattern(self, source: str) -> re.Pattern[str]:
         pattern = self.compiled.get(source)
