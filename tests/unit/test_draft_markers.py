@@ -30,6 +30,7 @@ def _each_alone(draft: str) -> _markers.Found:
         if "[[" in raw:
             found.marked.add(i)
             _markers._alone(found, i, raw, s, RECORD.lines, {})
+    found.citing = {i for i, ids in enumerate(found.cited) if ids}
     return found
 
 

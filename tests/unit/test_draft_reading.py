@@ -75,6 +75,5 @@ def test_the_first_pass_finds_the_units_unsupported_finds(draft: str) -> None:
     if form is None:
         return
     keys = _triggers.causal().keys | _triggers.hedge().keys
-    cited: list[tuple[str, ...]] = [()] * len(found)
-    _, unreadable = _first_pass(draft, found, _triggers.word_form(form), cited, keys, keys)
+    _, unreadable = _first_pass(draft, found, _triggers.word_form(form), set(), keys, keys)
     assert unreadable == {i for i, (s, e, _, _) in enumerate(found) if unsupported(draft[s:e])}

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import count, repeat
+from itertools import chain, compress, count, repeat
 from operator import itemgetter
 
 from trustgate.verifiers.drafts.segment import Unit
@@ -48,7 +48,10 @@ class Found:
     """What the markers of a draft say, unit by unit (indices into its units)."""
 
     cited: list[tuple[str, ...]]
-    """Per unit: the valid record ids it cites, in order, without duplicates."""
+    """Per unit: the valid record ids it cites, in order, without duplicates (for an
+    honest draft, a :class:`_Cited` that reads a unit's markers when it is asked)."""
+    citing: set[int] = field(default_factory=set)
+    """Units citing at least one valid id (whose ``cited`` is not empty)."""
     marked: set[int] = field(default_factory=set)
     """Units whose text holds ``[[``."""
     joins: set[int] = field(default_factory=set)
@@ -65,9 +68,24 @@ def read(
     draft: str, units: Sequence[Unit], starts: Sequence[int], lines: Mapping[str, str]
 ) -> Found:
     """The markers of ``draft``, given to its ``units`` (``starts`` their starts)."""
-    found = Found([()] * len(units))
     if "[[" not in draft:
-        return found
+        return Found([()] * len(units))
+    contents = MARKER.findall(draft)
+    if draft.count("[") == 2 * len(contents):
+        honest = _honest(draft, units, lines, contents)
+        if honest is not None:
+            return honest
+    found = _each_marker(draft, units, starts, lines)
+    found.citing = {i for i, ids in enumerate(found.cited) if ids}
+    return found
+
+
+def _each_marker(
+    draft: str, units: Sequence[Unit], starts: Sequence[int], lines: Mapping[str, str]
+) -> Found:
+    """:func:`read` marker by marker: each closed marker given to the unit it lies in,
+    and a unit read on its own text where the two readings could differ."""
+    found = Found([()] * len(units))
     closed = list(MARKER.finditer(draft))
     n = len(units)
     cited = found.cited
@@ -149,6 +167,100 @@ def read(
         else:
             marked.add(i)
             _inside(found, i, draft, s, e, pending[i], lines, cache)
+    return found
+
+
+class _Cited:
+    """The ``cited`` of an honest draft's units, each read from the unit's own markers
+    when it is first asked for: a gate asks for a few (the units the rules read or
+    delete), and only reading the verdict's kept sentences asks for all."""
+
+    __slots__ = ("_draft", "_units", "_valid", "_values", "_waiting")
+
+    def __init__(
+        self,
+        draft: str,
+        units: Sequence[Unit],
+        valid: Mapping[str, tuple[str, ...]],
+        marked: set[int],
+    ) -> None:
+        self._draft = draft
+        self._units = units
+        self._valid = valid
+        self._values: list[tuple[str, ...]] = [()] * len(units)
+        self._waiting = set(marked)
+
+    def __getitem__(self, i: int) -> tuple[str, ...]:
+        if i in self._waiting:
+            self._waiting.discard(i)
+            s, e = self._units[i][0], self._units[i][1]
+            found = MARKER.findall(self._draft, s, e)
+            ids = self._valid[found[0]]
+            if len(found) > 1:
+                ids = tuple(dict.fromkeys(chain.from_iterable(map(self._valid.__getitem__, found))))
+            self._values[i] = ids
+        return self._values[i]
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        for i in sorted(self._waiting):
+            self[i]
+        return iter(self._values)
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == (list(other) if isinstance(other, (_Cited, list)) else other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+_MAY_END = re.compile(r"[.!?]")
+_JOINING = re.compile(r"\[(?<=\S\[)\[[^\[\]\n]*\]\](?:\[\[[^\[\]\n]*\]\])*(?=\S)")
+"""A run of markers with a non-space before and after it (or a run's tail: the
+runs of the units holding one are read again). It opens with the bracket so the
+engine skips to each one; the look-behind then asks for a non-space before it."""
+
+
+def _honest(
+    draft: str, units: Sequence[Unit], lines: Mapping[str, str], contents: list[str]
+) -> Found | None:
+    """:func:`read` of a draft whose every ``[`` opens a closed marker, when every
+    marker names only lines of the record and lies inside one unit (an honest draft);
+    ``None`` when one does not (then :func:`_each_marker` reads it).
+
+    A marker lies inside one unit when no sentence can end inside it (its ids hold no
+    ``.``, ``!`` or ``?``: a marker never spans a line, and every other edge of a unit
+    is at a line's start or end or after a closing ``]]``) and the units hold every
+    marker between them (none is in code). Each unit's ids are read when asked for
+    (:class:`_Cited`): every valid marker names an id, so the units citing are the
+    units holding a marker.
+    """
+    valid: dict[str, tuple[str, ...]] = {}
+    for content in set(contents):
+        good, bad = _ids(content, lines)
+        if bad or _MAY_END.search(content) is not None:
+            return None  # an invalid id, or a sentence may end inside the marker
+        valid[content] = tuple(dict.fromkeys(good))
+    starts = list(map(itemgetter(0), units))
+    ends = list(map(itemgetter(1), units))
+    count = draft.count
+    opened = list(map(count, repeat("[["), starts, ends))
+    if sum(opened) != len(contents):
+        return None  # a marker outside every unit
+    marked = set(compress(range(len(units)), opened))
+    found = Found(_Cited(draft, units, valid, marked), marked=marked, citing=marked)  # type: ignore[arg-type]
+    for m in _JOINING.finditer(draft):
+        i = bisect_right(starts, m.start()) - 1
+        if i in found.joins:
+            continue
+        for run in _MARKER_RUN.finditer(draft, starts[i], ends[i]):
+            if _joined(draft, starts[i], ends[i], *run.span()):
+                found.joins.add(i)
+                break
     return found
 
 

@@ -18,15 +18,14 @@ no verdict (``tests/unit/test_draft_equivalence.py`` compares with reading every
 from __future__ import annotations
 
 import functools
-import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import chain
 
 from trustgate.evidence.record import Record
 from trustgate.verifiers.drafts import _markers, _triggers
-from trustgate.verifiers.drafts._text import mostly_symbols, symbols_only_matter
+from trustgate.verifiers.drafts._grammar.setaside import QUESTION_END
+from trustgate.verifiers.drafts._text import foreign_words, mostly_symbols, symbols_only_matter
 from trustgate.verifiers.drafts._text import unsupported as _unsupported
 from trustgate.verifiers.drafts.rules import (
     DraftSentence,
@@ -94,55 +93,61 @@ def _first_pass(
     draft: str,
     found_units: list[Unit],
     wform: str,
-    cited: list[tuple[str, ...]],
+    citing: set[int],
     any_key: frozenset[str],
     cited_key: frozenset[str],
-) -> tuple[list[int], set[int]]:
-    """For the shipped rules, one tight pass over every unit: the units holding a key
-    word of a side that could object to them (a cited unit is never the causal
+) -> tuple[dict[int, list[bytes]], set[int]]:
+    """For the shipped rules, one tight pass over every unit: the units that may hold
+    a key word of a side that could object to them (a cited unit is never the causal
     side's), and the units the rules cannot read.
 
-    The word form is ASCII, so it is split as bytes (cheaper than ``str.split``), and
-    the words seen make the draft's vocabulary: an ASCII draft none of whose units
-    holds a function word of another language is unreadable only where it is mostly
-    symbols (:func:`~trustgate.verifiers.drafts._text.symbols_only_matter`, asked of
-    each distinct word rather than of the whole draft's text again), counted on the
-    draft's bytes. Otherwise every unit is asked :func:`_unsupported`.
+    Each unit is split once, as bytes (cheaper than ``str.split``), into its runs of
+    letters (the word form with digits made spaces too). That split serves both
+    tests: a key is all letters, so a unit whose words hold a key holds it as a run
+    of letters (a superset: the units found are read exactly after); and an ASCII
+    draft none of whose units holds a function word of another language as a run of
+    letters (how :func:`~trustgate.verifiers.drafts._text.symbols_only_matter` reads
+    words) is unreadable only where it is mostly symbols, counted on the draft's
+    bytes. Otherwise every unit is asked :func:`_unsupported`.
+
+    Returns the units found, each with its words (what the sides' keys are looked up
+    in next), and the units the rules cannot read.
     """
-    wbytes = wform.encode("ascii")
+    letters = wform.encode("ascii").translate(_NO_DIGITS)
     keysets = (_as_bytes(any_key), _as_bytes(cited_key))
-    ascii_draft = draft.isascii()
-    symbols = draft.encode("ascii").translate(_unreadable()) if ascii_draft else b""
-    seen: list[list[bytes]] = []
-    add_words = seen.append
-    keyed: list[int] = []
+    keyed: dict[int, list[bytes]] = {}
+    if not draft.isascii():
+        for i, (s, e, _, _) in enumerate(found_units):
+            words = letters[s:e].split()
+            if not keysets[i in citing].isdisjoint(words):
+                keyed[i] = words
+        return keyed, _unreadable_units(draft, found_units, ask_all=True)
+    symbols = draft.encode("ascii").translate(_unreadable())
+    foreign = _foreign_bytes()
     counted: list[int] = []
+    plain = True
     for i, (s, e, _, _) in enumerate(found_units):
-        if ascii_draft and e - s >= 12 and symbols.count(1, s, e) * 2 > e - s:
-            counted.append(i)
-        words = wbytes[s:e].split()
-        if not keysets[bool(cited[i])].isdisjoint(words):  # hashes each word, once
-            keyed.append(i)
-        add_words(words)
-    if ascii_draft and _plain_vocabulary(set(chain.from_iterable(seen))):
+        words = letters[s:e].split()
+        if not keysets[i in citing].isdisjoint(words):  # hashes each word, once
+            keyed[i] = words
+        if plain:
+            if e - s >= 12 and symbols.count(1, s, e) * 2 > e - s:
+                counted.append(i)
+            if not foreign.isdisjoint(words):  # bytes keep their hash: no second hashing
+                plain = False
+    if plain:
         return keyed, set(counted)
     return keyed, _unreadable_units(draft, found_units, ask_all=True)
 
 
-_DIGITS = re.compile(rb"[0-9]+")
+_NO_DIGITS = bytes.maketrans(b"0123456789", b" " * 10)
 
 
-def _plain_vocabulary(vocabulary: set[bytes]) -> bool:
-    """Whether no word of the units (letters and digits, lower case) holds a function
-    word of another language, as :func:`symbols_only_matter` reads words: runs of
-    letters."""
-    runs: set[str] = set()
-    for word in vocabulary:
-        if word.isalpha():
-            runs.add(word.decode("ascii"))
-        else:
-            runs.update(run.decode("ascii") for run in _DIGITS.split(word) if run)
-    return all(map(symbols_only_matter, runs))
+@functools.cache
+def _foreign_bytes() -> frozenset[bytes]:
+    """The function words of other languages, as the first pass compares them (in an
+    ASCII draft: a word with another letter cannot be in one)."""
+    return frozenset(w.encode("ascii") for w in foreign_words() if w.isascii())
 
 
 def _unreadable_units(draft: str, found_units: list[Unit], ask_all: bool = False) -> set[int]:
@@ -156,6 +161,114 @@ def _unreadable_units(draft: str, found_units: list[Unit], ask_all: bool = False
             if e - s >= 12 and symbols.count(1, s, e) * 2 > e - s
         }
     return {i for i, (s, e, _, _) in enumerate(found_units) if _unsupported(draft[s:e])}
+
+
+def _choose(
+    draft: str,
+    keyed: dict[int, list[bytes]],
+    exact: set[int],
+    found_units: list[Unit],
+    form: str,
+    citing: set[int],
+    ruleset: tuple[SentenceRule, ...],
+    sides: list[_triggers.Side],
+    marked: set[int],
+) -> dict[int, list[SentenceRule]]:
+    """The shipped rules' quick pass: for each unit the first pass found (its runs of
+    letters in hand), the rules whose side could fire on it.
+
+    A side's keys are looked up in the unit's runs of letters (a superset of its
+    words' keys: the keys are all letters); a key found is tried in context only when
+    :meth:`~trustgate.verifiers.drafts._triggers.Side.could` lets it. Units in
+    ``exact`` (a marker joins two words, a spelling the reading folds) are left to
+    :func:`_exact_todo`. A question is chosen for no rule: the reading sets it aside
+    before either side looks."""
+    causal = _triggers.causal()
+    steps = [
+        (rule, side, _as_bytes(side.keys), side is causal)
+        for rule, side in zip(ruleset, sides, strict=True)
+    ]
+    marker = _markers.MARKER
+    chosen: dict[int, list[SentenceRule]] = {}
+    for i, bwords in keyed.items():
+        if i in exact:
+            continue
+        todo: list[SentenceRule] | None = None
+        uform: str | None = None
+        for rule, side, bkeys, is_causal in steps:
+            if is_causal and i in citing:
+                continue  # the causal law: a cited sentence is never its business
+            found_keys = bkeys.intersection(bwords)
+            if not found_keys or not side.could(bwords, found_keys):
+                continue
+            if uform is None:
+                s, e = found_units[i][0], found_units[i][1]
+                uform = marker.sub("", form[s:e]) if i in marked else form[s:e]
+            if not side.fires(uform, [k.decode("ascii") for k in found_keys]):
+                continue
+            if todo is None:
+                s, e = found_units[i][0], found_units[i][1]
+                if "?" in draft[s:e] and _question(draft[s:e], i in marked):
+                    break  # the reading never reads a question for either side
+                todo = chosen[i] = []
+            todo.append(rule)
+    return chosen
+
+
+def _question(text: str, is_marked: bool) -> bool:
+    """Whether the shipped reading sets the unit aside as a question (it reads the
+    text without its markers, :func:`~trustgate.verifiers.drafts._grammar.side`)."""
+    plain = _markers.MARKER.sub("", text) if is_marked else text
+    return QUESTION_END.search(plain) is not None
+
+
+def _exact_todo(
+    i: int,
+    s: int,
+    e: int,
+    plan: list[tuple[SentenceRule, _triggers.Side | None, set[int] | None]],
+    causal: _triggers.Side,
+    citing: set[int],
+    form: str | None,
+    wform: str,
+    folded: set[int],
+    joins: set[int],
+    is_marked: bool,
+) -> list[SentenceRule]:
+    """The rules that could object to unit ``i``, read from its own words: every
+    unit when not every rule is a shipped side, else a unit the quick pass leaves."""
+    todo: list[SentenceRule] = []
+    uform: str | None = None
+    words: list[str] | None = None
+    blind = False
+    for rule, side, h in plan:
+        if side is None:
+            if is_marked or h is None or i in h:
+                todo.append(rule)
+            continue
+        if side is causal and i in citing:
+            continue  # the causal law: a cited sentence is never its business
+        if form is not None and i not in folded:
+            if words is None:
+                if i in joins:
+                    # a marker between two non-spaces: removing it joins them
+                    uform = _markers.MARKER.sub("", form[s:e])
+                    blind = _triggers.joined(uform)
+                    words = [] if blind else _triggers.words(uform)
+                else:  # markers stand apart: the draft's words are the sentence's
+                    words = wform[s:e].split()
+            if not blind:
+                keys = side.keys.intersection(words)
+                if not keys:
+                    continue
+                if uform is None:
+                    uform = form[s:e]
+                    if is_marked:
+                        uform = _markers.MARKER.sub("", uform)
+                if not side.fires(uform, keys):
+                    continue
+        todo.append(rule)
+    return todo
 
 
 def read(
@@ -217,9 +330,17 @@ def read(
     )
     unreadable: set[int]
     visit: Iterable[int]
+    chosen: dict[int, list[SentenceRule]] = {}
+    exact: set[int] | None = None  # units the quick pass leaves to the exact reading
     if quick:
-        visit, unreadable = _first_pass(draft, found_units, wform, cited, any_key, cited_key)
-        visit = sorted({*visit, *unreadable, *joins, *(i for i in folded if i >= 0)})
+        assert form is not None
+        shipped = [side for side in sides if side is not None]  # every rule's, in order
+        keyed, unreadable = _first_pass(draft, found_units, wform, found.citing, any_key, cited_key)
+        exact = joins | {i for i in folded if i >= 0}
+        chosen = _choose(
+            draft, keyed, exact, found_units, form, found.citing, ruleset, shipped, marked
+        )
+        visit = sorted({*chosen, *unreadable, *exact})
     else:
         visit = range(len(found_units))
         unreadable = _unreadable_units(draft, found_units)
@@ -232,37 +353,12 @@ def read(
                 continue
             unsupported.append(i)
         is_marked = i in marked
-        todo: list[SentenceRule] = []
-        uform: str | None = None
-        words: list[str] | None = None
-        blind = False
-        for rule, side, h in plan:
-            if side is None:
-                if is_marked or h is None or i in h:
-                    todo.append(rule)
-                continue
-            if side is causal and cited[i]:
-                continue  # the causal law: a cited sentence is never its business
-            if form is not None and i not in folded:
-                if words is None:
-                    if i in joins:
-                        # a marker between two non-spaces: removing it joins them
-                        uform = _markers.MARKER.sub("", form[s:e])
-                        blind = _triggers.joined(uform)
-                        words = [] if blind else _triggers.words(uform)
-                    else:  # markers stand apart: the draft's words are the sentence's
-                        words = wform[s:e].split()
-                if not blind:
-                    keys = side.keys.intersection(words)
-                    if not keys:
-                        continue
-                    if uform is None:
-                        uform = form[s:e]
-                        if is_marked:
-                            uform = _markers.MARKER.sub("", uform)
-                    if not side.fires(uform, keys):
-                        continue
-            todo.append(rule)
+        if exact is not None and i not in exact:
+            todo = chosen.get(i, [])
+        else:
+            todo = _exact_todo(
+                i, s, e, plan, causal, found.citing, form, wform, folded, joins, is_marked
+            )
         if not todo:
             continue
         text = draft[s:e]

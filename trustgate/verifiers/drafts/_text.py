@@ -20,12 +20,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from trustgate.verifiers.drafts import _lists
 
 __all__ = [
     "MASK",
     "Sentence",
     "fold",
+    "foreign_words",
     "mostly_symbols",
     "read",
     "symbols_only_matter",
@@ -64,11 +68,6 @@ def fold(text: str) -> str:
     return text.replace("*", " ") if "*" in text else text
 
 
-def _words(text: str) -> frozenset[str]:
-    """A set of words written as one space-separated string (easier to review)."""
-    return frozenset(text.split())
-
-
 # What a readable sentence is made of: letters, digits, whitespace and the
 # punctuation of prose, times and figures.
 _READABLE = str.maketrans(
@@ -80,20 +79,19 @@ _READABLE_BYTES = (
     b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \t\r\n.,;:!?'\"()-/%"
 )
 # Function words: an English sentence of any length holds some; a sentence in another
-# Latin-script language holds its own instead.
-_ENGLISH = _words(
-    "the a an of to in on at for with by from and or but is are was were be been it this "
-    "that we our they their not no as has have had will would can could after before "
-    "during"
-)
-_FOREIGN = _words(
-    "der die das und ist wurde wurden durch eine einer einem dem den nicht mit von zu auf "
-    "le la les des une est du avec pour dans sur el los las por con para una del il di "
-    "che della nel het een niet voor och att som är ett"
-)
+# Latin-script language holds its own instead (the lists: lexicon/text.txt).
+_ENGLISH = frozenset(_lists.get("english-function"))
+_FOREIGN = frozenset(_lists.get("other-language"))
 _WORDS = re.compile(r"[^\W\d_]+")
+
+
+def foreign_words() -> frozenset[str]:
+    """The function words of other languages :func:`unsupported` counts."""
+    return _FOREIGN
+
+
 _LETTERS_ONLY = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalpha()})
-_COMMON_ENGLISH = (" the ", " a ", " to ", " of ", " and ", " is ", " was ", " in ", " for ")
+_COMMON_ENGLISH = tuple(f" {w} " for w in _lists.get("english-common"))
 _FOREIGN_WORD = re.compile(r"\b(?:" + "|".join(sorted(_FOREIGN)) + r")\b")
 
 
@@ -156,28 +154,34 @@ def unsupported(text: str) -> bool:
 # Spans that are not prose: inline code, URLs, e-mail addresses, paths, file names,
 # identifiers (snake_case, CamelCase, dotted.names, key=value, words with digits), and
 # quoted mentions. Each alternative is a flat character class run: no backtracking.
-_NOT_PROSE = re.compile(
-    r"`[^`\n]*+`"
-    r"|(?<![\w+.-])[A-Za-z][A-Za-z0-9+.-]*+://\S++"
-    r"|(?<![\w.-])www\.\S++"
-    r"|(?<![\w.+-])[\w.+-]++@[\w-]++\.[\w.-]++"
-    r"|(?<![\w./-])[\w.-]++(?:/[\w.-]++)++/?"
-    r"|[#@$%]\w[\w.-]*+"
-    r"|(?<!\w)[A-Za-z0-9]*+_\w*+"
-    r"|(?<![\w.=:])\w++(?:[.:]\w++)*+=[\w.:/=-]*+"
-    r"|(?<![\w.])[A-Za-z][\w-]*+\.(?:md|txt|json|ya?ml|py|js|ts|go|rs|java|sh|conf|cfg|ini|toml"
-    r"|log|csv|sql|html|xml|tf|rb|php|exe|dll|so|jar|zip|tar|gz)\b"
-    r"|(?<![\w.])\w++(?:\.\w++)++"
-    r"|\b[a-z]++[A-Z]\w*+"
-    r"|\b[A-Z][a-z]++[A-Z]\w*+"
-    r"|(?<![\w-])\w++(?:-\w++)++"
-    r"|\b[A-Za-z]++\d\w*+"
-    r"|\(\)"
-)
+def not_prose(extensions: Iterable[str]) -> re.Pattern[str]:
+    """:data:`_NOT_PROSE` with the file name endings ``extensions`` (a parameter so a
+    test can show what the list decides)."""
+    ends = "|".join(sorted(map(re.escape, extensions), key=len, reverse=True)) or "(?!)"
+    return re.compile(
+        r"`[^`\n]*+`"
+        r"|(?<![\w+.-])[A-Za-z][A-Za-z0-9+.-]*+://\S++"
+        r"|(?<![\w.-])www\.\S++"
+        r"|(?<![\w.+-])[\w.+-]++@[\w-]++\.[\w.-]++"
+        r"|(?<![\w./-])[\w.-]++(?:/[\w.-]++)++/?"
+        r"|[#@$%]\w[\w.-]*+"
+        r"|(?<!\w)[A-Za-z0-9]*+_\w*+"
+        r"|(?<![\w.=:])\w++(?:[.:]\w++)*+=[\w.:/=-]*+"
+        r"|(?<![\w.])[A-Za-z][\w-]*+\.(?:" + ends + r")\b"
+        r"|(?<![\w.])\w++(?:\.\w++)++"
+        r"|\b[a-z]++[A-Z]\w*+"
+        r"|\b[A-Z][a-z]++[A-Z]\w*+"
+        r"|(?<![\w-])\w++(?:-\w++)++"
+        r"|\b[A-Za-z]++\d\w*+"
+        r"|\(\)"
+    )
+
+
+_NOT_PROSE = not_prose(_lists.get("file-extension"))
 _DIGIT = re.compile(r"\d")
 _ALPHA = re.compile(r"[A-Za-z]")
 # Shorthand that looks like a path but is prose (b/c, w/o, d/t, and/or, 24/7).
-_SHORTHAND = frozenset({"b/c", "w/o", "d/t", "w/", "and/or", "b/w", "r/w", "i/o", "n/a", "24/7"})
+_SHORTHAND = frozenset(_lists.get("shorthand"))
 _QUOTED = re.compile(
     r"(?<![\w\"])\"[^\"\n]{1,200}\"(?![\w\"])"
     r"|(?<![\w'])'[^'\n]{1,200}'(?![\w'])"
@@ -186,10 +190,7 @@ _QUOTED = re.compile(
 
 # Words a clause holds and a quoted mention or a log message rarely does: a quote
 # holding one, four words long or longer, is a statement quoted, read as prose.
-_CLAUSE_MARKERS = _words(
-    "the a an is are was were be been it this that we our they their has have had will "
-    "would can could"
-)
+_CLAUSE_MARKERS = frozenset(_lists.get("clause-marker"))
 _QUOTE_WORD = re.compile(r"[A-Za-z']+")
 
 
@@ -218,7 +219,9 @@ def _mask(m: re.Match[str]) -> str:
 
 # Words: letters/digits with inner apostrophes; arrows and punctuation as tokens.
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?|=>|->|→|⇒|[^\sA-Za-z0-9]")
-_SLASH_SHORT = re.compile(r"\b(b/c|w/o|d/t)\b", re.IGNORECASE)
+_SLASH_SHORT = re.compile(
+    r"\b(" + "|".join(map(re.escape, _lists.get("slash-joined"))) + r")\b", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -168,8 +168,29 @@ def _alt(items: Iterable[str]) -> str:
     return "|".join(re.escape(w) for w in sorted(set(items), key=lambda w: (-len(w), w)))
 
 
+_LETTER_RUNS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalpha()})
+_NEEDS: dict[str, frozenset[bytes]] = {}
+"""Pattern source -> the runs of letters every match of it holds as runs of letters of
+the sentence (filled as :func:`_phrase` writes phrases; a pattern not here needs
+nothing beyond its key)."""
+
+
 def _phrase(tokens: tuple[str, ...], squeeze: bool = False) -> str:
-    """Tokens as they stand in text: words apart by whitespace, punctuation by any."""
+    """Tokens as they stand in text: words apart by whitespace, punctuation by any.
+
+    A match holds every token literally, each starting and ending where a run of
+    letters and digits does (alphanumeric neighbours stand apart by whitespace), so
+    the runs of letters of its tokens are runs of letters of the sentence: they are
+    recorded in :data:`_NEEDS` for :meth:`Side.could`."""
+    source = _phrase_source(tokens, squeeze)
+    if all(tok.isascii() for tok in tokens):
+        _NEEDS[source] = frozenset(
+            w.encode("ascii") for tok in tokens for w in tok.translate(_LETTER_RUNS).split()
+        )
+    return source
+
+
+def _phrase_source(tokens: tuple[str, ...], squeeze: bool) -> str:
     out = ""
     for k, tok in enumerate(tokens):
         if k:
@@ -198,6 +219,26 @@ class Side:
     r"""key -> (A, B) patterns, each needing an A with a B somewhere after it (two
     searches, linear, where ``A[\s\S]*B`` would retry at every A)."""
     compiled: dict[str, re.Pattern[str]] = field(default_factory=dict)
+    needs: dict[bytes, tuple[frozenset[bytes], ...]] = field(default_factory=dict)
+    """key -> the runs of letters each of its context patterns needs besides the key
+    (only for keys settled by context patterns alone: no ``alone``, ``first`` or
+    ``pairs`` test)."""
+
+    def could(self, words: list[bytes], found: Iterable[bytes]) -> bool:
+        """A necessary condition of :meth:`fires`, on the sentence's runs of letters
+        only: some key found is settled by more than its context patterns, or one of
+        its patterns has every word it needs in the sentence. Cheaper than slicing the
+        sentence and searching it, and most keys found in a sentence fail it (the
+        sentence's words are made a set only when a key's patterns need words)."""
+        needs = self.needs
+        wanted: list[tuple[frozenset[bytes], ...]] = []
+        for w in found:
+            alts = needs.get(w)
+            if alts is None:
+                return True
+            wanted.append(alts)
+        held = set(words)
+        return any(need <= held for alts in wanted for need in alts)
 
     def _pattern(self, source: str) -> re.Pattern[str]:
         pattern = self.compiled.get(source)
@@ -269,7 +310,14 @@ def _build(alone: set[str], context: dict[str, list[str]], first: set[str]) -> S
     for key in first - set(sources) - set(pairs) - alone:
         sources[key] = r"(?!)"  # only the first-word test can settle it
     keys = frozenset(alone) | set(sources) | set(pairs)
-    return Side(frozenset(alone), sources, frozenset(first), keys, pairs)
+    needs: dict[bytes, tuple[frozenset[bytes], ...]] = {}
+    for key, parts in context.items():
+        if key in alone or key in first or key in pairs or not key.isascii():
+            continue
+        # a pattern not written by _phrase (or rewritten for a misspelling) needs
+        # nothing known: the empty set, always held
+        needs[key.encode("ascii")] = tuple({_NEEDS.get(part, frozenset()) for part in parts})
+    return Side(frozenset(alone), sources, frozenset(first), keys, pairs, needs=needs)
 
 
 @functools.cache

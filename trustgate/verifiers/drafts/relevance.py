@@ -33,31 +33,16 @@ from __future__ import annotations
 import re
 
 from trustgate.verifiers.drafts import _grammar as _claims
+from trustgate.verifiers.drafts import _lists
 from trustgate.verifiers.drafts._text import fold
 from trustgate.verifiers.drafts.rules import DraftSentence, SentenceRule
 
 __all__ = ["CitationRelevanceRule", "content_terms"]
 
 
-def _words(text: str) -> frozenset[str]:
-    """A set of words written as one space-separated string (easier to review)."""
-    return frozenset(text.split())
-
-
 # Words that carry no cause or effect: function words, the causal vocabulary itself,
-# and the words every incident report uses.
-_STOP = _words(
-    """a an the and or but if then than so as at by for from in into of on onto to with
-    without within over under after before during while when whenever until since because
-    due owing thanks this that these those it its they them their there here we our us
-    you your he she his her i me my was were is are be been being am has have had do does
-    did done will would can could shall should may might must not no nor also just only
-    very more most less least all any some each every both either neither other another
-    such what which who whom whose why how where caused cause causes causing led lead
-    leads leading result results resulted resulting triggered trigger triggers meant means
-    made make makes which turn turned out up down off back again about around across
-    through via per one two three several many much few"""
-)
+# and the words every incident report uses (the list: lexicon/text.txt).
+_STOP = frozenset(_lists.get("stop"))
 _WORD = re.compile(r"[a-z0-9]+")
 
 

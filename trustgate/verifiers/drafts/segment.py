@@ -38,10 +38,12 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 from trustgate._markdown import code_ranges
+from trustgate.verifiers.drafts import _lists
 
 __all__ = ["Segment", "SegmentKind", "Span", "Unit", "segment", "sentences", "spans", "units"]
 
@@ -116,64 +118,24 @@ _END = re.compile(_END_BODY + rf"(?:(?=\s*\Z|{_STARTS})|{_GLUED})")
 # The body never crosses a line break, so it is the same body either way. Group 1
 # marks a full stop that may be an ellipsis or an abbreviation (built below, after
 # the list of abbreviations), so only those are looked at again in Python.
-_END_REGION: re.Pattern[str]
 _HEAD = re.compile(r"\s*")
 _NON_SPACE = re.compile(r"\S")
 
-# Abbreviations that are followed by a name or a number, so they never end a sentence,
-# and initialisms (e.g, i.e, a single capital: "J. Doe").
-_NEVER_END = [
-    "e.g",
-    "eg",
-    "i.e",
-    "ie",
-    "vs",
-    "v",
-    "dr",
-    "mr",
-    "mrs",
-    "ms",
-    "prof",
-    "no",
-    "nos",
-    "st",
-    "mt",
-    "fig",
-    "figs",
-    "cf",
-    "approx",
-    "ca",
-    "ref",
-    "refs",
-    "vol",
-    "jr",
-    "sr",
-    "gen",
-    "col",
-    "capt",
-    "lt",
-    "sgt",
-    "rev",
-    "hon",
-    "dept",
-    "viz",
-    "resp",
-    "al",
-    "op",
-    "ch",
-    "art",
-    "para",
-    "pp",
-    "p",
-]
-_ABBREVIATION = re.compile(
-    r"(?<![^\s(\[{\"'“‘*_])(?:(?i:"
-    + "|".join(re.escape(w) for w in sorted(_NEVER_END, key=len, reverse=True))
-    + r")|(?:[a-z]\.)+[a-z]|[A-Z])\Z"
-)
+# Abbreviations that are followed by a name or a number, so they never end a sentence
+# (the list: lexicon/text.txt), and initialisms (e.g, i.e, a single capital: "J. Doe").
+_NEVER_END = _lists.get("never-end")
 
 
-def _maybe_abbreviation() -> str:
+def _abbreviation(never_end: Sequence[str]) -> re.Pattern[str]:
+    """:data:`_ABBREVIATION` for the list ``never_end`` (a parameter so a test can
+    show what the list decides)."""
+    listed = "|".join(re.escape(w) for w in sorted(never_end, key=len, reverse=True))
+    return re.compile(
+        r"(?<![^\s(\[{\"'“‘*_])(?:(?i:" + (listed or "(?!)") + r")|(?:[a-z]\.)+[a-z]|[A-Z])\Z"
+    )
+
+
+def _maybe_abbreviation(never_end: Sequence[str]) -> str:
     """Look-behinds that hold at every full stop :func:`_split` may pass over: after a
     dot or an ellipsis, before a dot, or where :data:`_ABBREVIATION` could end (after
     a letter: a listed word in the same case-insensitive match, after what may stand
@@ -182,34 +144,44 @@ def _maybe_abbreviation() -> str:
     superset on purpose: the exact test runs on these only."""
     opener = "[\\s(\\[{\"'“‘*_]"  # what _ABBREVIATION lets stand before a word
     by_length: dict[int, list[str]] = {}
-    for word in _NEVER_END:
+    for word in never_end:
         by_length.setdefault(len(word), []).append(re.escape(word))
     words = [
         rf"(?<={opener}(?i:{'|'.join(sorted(group))})\.)" for _, group in sorted(by_length.items())
     ]
+    reach = max([9, *(len(w) + 2 for w in never_end)])  # opener, word, dot
     after_letter = "|".join(
-        [r"(?<=[a-z]\.[a-z]\.)", rf"(?<={opener}[A-Z]\.)", *words, r"(?<![\s\S]{9})"]
+        [r"(?<=[a-z]\.[a-z]\.)", rf"(?<={opener}[A-Z]\.)", *words, rf"(?<![\s\S]{{{reach}}})"]
     )
     return rf"(?<=[.…]\.)|(?=\.)|(?<=[^\W\d_]\.)(?:{after_letter})"
 
 
-_END_REGION = re.compile(
-    # what can follow the first stop of an end (a necessary condition, so the
-    # look-behinds are not tried inside figures and names: 9.2, a.b)
-    r"[.!?](?=[\s.!?\"'”’)\]*_\[]|\Z)"
-    rf"({_maybe_abbreviation()})?"
-    + _END_BODY[len("[.!?]") :]
-    + rf"(?:(?={_STARTS})|{_GLUED}|(?=[^\S\n]*(\n|\Z)))"
-)
+def _end_region(never_end: Sequence[str]) -> re.Pattern[str]:
+    """:data:`_END_REGION` for the list ``never_end``."""
+    return re.compile(
+        # what can follow the first stop of an end (a necessary condition, so the
+        # look-behinds are not tried inside figures and names: 9.2, a.b)
+        r"[.!?](?=[\s.!?\"'”’)\]*_\[]|\Z)"
+        rf"({_maybe_abbreviation(never_end)})?"
+        + _END_BODY[len("[.!?]") :]
+        + rf"(?:(?={_STARTS})|{_GLUED}|(?=[^\S\n]*(\n|\Z)))"
+    )
+
+
+_ABBREVIATION = _abbreviation(_NEVER_END)
+_END_REGION = _end_region(_NEVER_END)
+_RUN = max([1, *(len(w.rsplit(".", 1)[-1]) for w in _NEVER_END)])
+"""The longest run of letters before the dot of a listed abbreviation (one for an
+initialism or a capital)."""
 
 
 def _could_abbreviate(text: str, start: int, dot: int) -> bool:
     """A necessary condition of :data:`_ABBREVIATION` at ``dot``, cheap to test: every
-    abbreviation ends in a run of one to six letters before the dot ("approx.",
+    abbreviation ends in a run of one to :data:`_RUN` letters before the dot ("approx.",
     "e.g.", "J."), so a figure ("14:02.") or a longer word ("deploy.") is none."""
     if dot <= start or not text[dot - 1].isalpha():
         return False
-    return dot - start < 7 or not text[dot - 7 : dot].isalpha()
+    return dot - start <= _RUN or not text[dot - _RUN - 1 : dot].isalpha()
 
 
 def _split(text: str, start: int, end: int, kind: SegmentKind, block: int, out: list[Unit]) -> None:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from trustgate.verifiers.drafts._grammar.data import (
     Classes,
-    Lexicon,
+    GrammarLexicon,
     classes,
     lexicon,
     parse_classes,
@@ -51,7 +51,7 @@ from trustgate.verifiers.drafts._text import MASK
 __all__ = [
     "MASK",
     "Classes",
-    "Lexicon",
+    "GrammarLexicon",
     "Reading",
     "analyse",
     "analyse_cached",

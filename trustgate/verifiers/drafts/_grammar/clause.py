@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trustgate.verifiers.drafts._grammar import words as W
-from trustgate.verifiers.drafts._grammar.data import Lexicon
+from trustgate.verifiers.drafts._grammar.data import GrammarLexicon
 from trustgate.verifiers.drafts._text import Sentence
 
 __all__ = ["Clause", "head"]
@@ -49,7 +49,7 @@ class Clause:
 
     __slots__ = ("cased", "lex", "t")
 
-    def __init__(self, s: Sentence, lex: Lexicon) -> None:
+    def __init__(self, s: Sentence, lex: GrammarLexicon) -> None:
         self.lex = lex
         self.cased = s.cased
         self.t = list(s.tokens)

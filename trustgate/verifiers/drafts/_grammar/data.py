@@ -4,7 +4,7 @@ Two files in ``trustgate/verifiers/drafts/lexicon/``, each entry proving itself 
 examples a test runs through ``verify_draft``:
 
 * ``draft.txt``, the **vocabulary** (connectives, causative verbs, hedges, beliefs...):
-  one entry per word or phrase, parsed into a :class:`Lexicon`;
+  one entry per word or phrase, parsed into a :class:`GrammarLexicon`;
 * ``grammar.txt``, the **word classes** the constructions are written with
   (auxiliaries, determiners, the prepositions that cannot start an object, the nouns
   that name a fault...): one entry per class, parsed into :class:`Classes`;
@@ -27,7 +27,7 @@ from trustgate.verifiers.drafts._text import MASK, read
 
 __all__ = [
     "Classes",
-    "Lexicon",
+    "GrammarLexicon",
     "classes",
     "constructions",
     "lexicon",
@@ -67,7 +67,7 @@ def read_data(name: str) -> str:
 
 
 @dataclass
-class Lexicon:
+class GrammarLexicon:
     """The vocabulary of ``draft.txt`` with each entry's examples."""
 
     phrases: dict[str, dict[str, tuple[tuple[str, ...], ...]]] = field(default_factory=dict)
@@ -102,9 +102,9 @@ def _tokens(text: str) -> tuple[str, ...]:
     return read(text).tokens
 
 
-def parse_lexicon(text: str, name: str = "draft") -> Lexicon:
+def parse_lexicon(text: str, name: str = "draft") -> GrammarLexicon:
     """Parse the lexicon format documented at the top of ``draft.txt``."""
-    lex = Lexicon()
+    lex = GrammarLexicon()
     phrases: dict[str, dict[str, list[tuple[str, ...]]]] = {k: {} for k in KINDS}
     words: dict[str, set[str]] = {k: set() for k in KINDS}
     current: list[str] | None = None  # kind, term, positive, negative
@@ -182,7 +182,7 @@ def parse_lexicon(text: str, name: str = "draft") -> Lexicon:
 
 
 @functools.cache
-def lexicon() -> Lexicon:
+def lexicon() -> GrammarLexicon:
     """The shipped vocabulary (parsed once, on first use)."""
     return parse_lexicon(read_data("draft.txt"))
 

@@ -14,7 +14,7 @@ from trustgate.verifiers.drafts._grammar import words as W
 from trustgate.verifiers.drafts._grammar.attribution import gapped
 from trustgate.verifiers.drafts._grammar.clause import Clause
 from trustgate.verifiers.drafts._grammar.connectives import connective
-from trustgate.verifiers.drafts._grammar.data import Lexicon, lexicon
+from trustgate.verifiers.drafts._grammar.data import GrammarLexicon, lexicon
 from trustgate.verifiers.drafts._grammar.hedges import belief, hedge_phrase, may, should
 from trustgate.verifiers.drafts._grammar.nouns import (
     cause_noun,
@@ -56,7 +56,7 @@ class Analysis(Clause):
 
     __slots__ = ()
 
-    def __init__(self, s: Sentence, lex: Lexicon) -> None:
+    def __init__(self, s: Sentence, lex: GrammarLexicon) -> None:
         super().__init__(s, lex)
         correct(self.t)
         mask_names(self, trigger_tokens())

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from trustgate.verifiers.drafts._grammar import words as W
 from trustgate.verifiers.drafts._grammar.clause import Clause, head
-from trustgate.verifiers.drafts._grammar.data import Lexicon
+from trustgate.verifiers.drafts._grammar.data import GrammarLexicon
 from trustgate.verifiers.drafts._text import MASK
 
 __all__ = ["past_form", "starts_trouble", "trouble"]
@@ -32,10 +32,10 @@ __all__ = ["past_form", "starts_trouble", "trouble"]
 _REACH = 12
 
 
-_starts: list[tuple[Lexicon, frozenset[str]]] = []
+_starts: list[tuple[GrammarLexicon, frozenset[str]]] = []
 
 
-def starts_trouble(lex: Lexicon) -> frozenset[str]:
+def starts_trouble(lex: GrammarLexicon) -> frozenset[str]:
     """Words without one of which no reading here can fire: a fault, a fault's
     modifier, the wh-word of a cleft (kept for the last vocabulary asked about)."""
     last = _starts[0] if _starts else None
