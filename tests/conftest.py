@@ -17,6 +17,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """A test's tier is the folder it lives in (``tests/unit``, ``tests/integration``,
     ``tests/bypass``, ``tests/oracle``): ``-m unit`` selects the folder's tests.
 
+    unit: in-process and quick; integration: real servers (PostgreSQL, Phoenix, MLflow,
+    LangGraph's agent server), subprocesses, and the exhaustive equivalence runs over
+    generated and corpus inputs; bypass: attacks on the gate, each proving a lie appears
+    nowhere; oracle: LangGraph's own suite under always-pass gates.
+
     A tier marker that disagrees with the folder is a mistake (``-m unit`` would run a
     test that starts a server), reported at collection, as is a test outside the folders.
     """

@@ -63,8 +63,6 @@ from trustgate.policies import BlockToolCalls, Caveat, Halt, Override, Redact, R
 from trustgate.readers import FromKey, LastAIText, StreamWrites, ToolCallArgs
 from trustgate.verifiers.base import FunctionVerifier
 
-pytestmark = pytest.mark.bypass
-
 LIE = "ledger entry ZX-4417"
 """Text only the lie contains: an invented record the model cites."""
 LIES = (LIE,)

@@ -23,8 +23,6 @@ from trustgate import DraftCheck, EvidenceSources, LastAIText, Redact, TrustGate
 from trustgate.drafts import ModelJudge, Record, verify_draft
 from trustgate.testing import ScriptedChatModel
 
-pytestmark = pytest.mark.bypass
-
 RECORD = Record.from_text("14:02 refunds failing for one partner\n14:30 refunds recovered\n")
 LIE_SENTENCE = f"The schema migration ran at 14:00 and {LIE} was gone by 14:05."
 WORDS = f"The schema migration ran at 14:00 and {LIE} was gone"

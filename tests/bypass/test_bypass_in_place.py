@@ -19,7 +19,6 @@ import operator
 import threading
 from typing import Annotated, Any
 
-import pytest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -32,8 +31,6 @@ from test_bypass_attacks import (
     text_gate,
 )
 from typing_extensions import TypedDict
-
-pytestmark = pytest.mark.bypass
 
 
 class S(TypedDict, total=False):

@@ -71,8 +71,6 @@ from trustgate.readers import FunctionReader, LastAIText, ToolCallArgs
 from trustgate.verifiers.base import EvidenceSources, FunctionVerifier
 from trustgate.verifiers.drafts.rules import DraftSentence, SentenceRule
 
-pytestmark = pytest.mark.bypass
-
 SYNC_WAYS = ("stream", "stream-flat", "astream", "astream-flat", "events", "v3")
 ASYNC_WAYS = ("astream", "astream-flat", "events", "v3")
 

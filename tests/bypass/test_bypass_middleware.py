@@ -43,8 +43,6 @@ from trustgate.readers import FromKey, LastAIText
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import FunctionVerifier
 
-pytestmark = pytest.mark.bypass
-
 QUESTION = {"messages": [HumanMessage("Was the refund approved?")]}
 
 

@@ -56,8 +56,6 @@ from trustgate.readers import FromKey, LastAIText, ToolCallArgs
 from trustgate.verifiers.base import EvidenceSources, FunctionVerifier
 from trustgate.verifiers.drafts.rules import DraftSentence, SentenceRule
 
-pytestmark = pytest.mark.bypass
-
 ARGS = {"reference": LIE}
 HONEST_ARGS = {"reference": "ticket 12"}
 

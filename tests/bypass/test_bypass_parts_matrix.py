@@ -38,8 +38,6 @@ from trustgate.policies import (
 from trustgate.readers import FromKey, LastAIText, ToolCallArgs
 from trustgate.verifiers.drafts.rules import DraftSentence, SentenceRule
 
-pytestmark = pytest.mark.bypass
-
 
 class S(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]

@@ -4,20 +4,13 @@ stream mode, state, checkpoints, tool executions).
 
 from __future__ import annotations
 
-import pytest
 from _real_graphs_support import _answers, lie_blocked
 from shapes import agent_middleware, bigtool, deep_agent, memory_agent
 from shapes import rag_tutorial as agentic_rag
 
-# tiers per test: the honest runs are unit tests, the lie harness is the bypass tier,
-# the MCP server is a subprocess (integration)
-unit, bypass, integration = pytest.mark.unit, pytest.mark.bypass, pytest.mark.integration
-
-
 # --- the harness ------------------------------------------------------------------------------
 
 
-@bypass
 def test_deep_agent_lie_blocked() -> None:
     runs = lie_blocked(deep_agent.build)
     for obs in runs.values():
@@ -29,7 +22,6 @@ def test_deep_agent_lie_blocked() -> None:
         assert deep_agent.REPORT not in obs.final.get("files", {})
 
 
-@bypass
 def test_agent_middleware_lie_blocked() -> None:
     runs = lie_blocked(agent_middleware.build)
     for obs in runs.values():
@@ -41,7 +33,6 @@ def test_agent_middleware_lie_blocked() -> None:
         ]
 
 
-@bypass
 def test_bigtool_lie_blocked() -> None:
     runs = lie_blocked(bigtool.build)
     for obs in runs.values():
@@ -49,14 +40,12 @@ def test_bigtool_lie_blocked() -> None:
         assert obs.halted.report.decision == "halted"
 
 
-@bypass
 def test_agentic_rag_lie_blocked() -> None:
     runs = lie_blocked(agentic_rag.build)
     for obs in runs.values():
         assert obs.halted is not None and obs.halted.report.node == "generate_answer"
 
 
-@bypass
 def test_memory_agent_lie_blocked() -> None:
     runs = lie_blocked(memory_agent.build)
     for obs in runs.values():

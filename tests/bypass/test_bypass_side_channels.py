@@ -31,8 +31,6 @@ from trustgate.errors import GateHalted
 from trustgate.policies import BlockToolCalls, Redact, Review
 from trustgate.readers import LastAIText
 
-pytestmark = pytest.mark.bypass
-
 ASK = {"messages": [HumanMessage("Was the refund approved?")]}
 
 

@@ -58,8 +58,6 @@ from trustgate.readers import LastAIText
 from trustgate.testing import ScriptedChatModel
 from trustgate.verifiers.base import FunctionVerifier
 
-pytestmark = pytest.mark.bypass
-
 WAYS = ("stream", "stream-flat", "astream", "astream-flat", "events", "v3")
 """The ways ``attack()`` watches (sync ``stream_events(version="v3")`` is added here)."""
 

@@ -28,8 +28,6 @@ from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.policies import BlockToolCalls, Halt
 from trustgate.readers import ToolCallArgs
 
-pytestmark = pytest.mark.bypass
-
 
 def agent_gate(policy: Any = None) -> TrustGate:
     """The declaration a multi-tool agent's author writes: verify refunds, let lookups

@@ -15,8 +15,6 @@ import pytest
 
 from trustgate.cli import main
 
-pytestmark = pytest.mark.integration  # a subprocess CLI
-
 GRAPHS = """
 from dataclasses import dataclass
 from typing import Any

@@ -17,8 +17,6 @@ from pathlib import Path
 import pytest
 from _cli_support import TEST_LEDGER_KEY, make_log_db, snapshot, sql
 
-pytestmark = pytest.mark.integration  # subprocesses running the console script
-
 SCRIPT = Path(sys.executable).with_name("trustgate")
 
 

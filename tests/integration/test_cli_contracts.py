@@ -11,8 +11,6 @@ import pytest
 
 from trustgate.cli import main
 
-pytestmark = pytest.mark.integration  # subprocess CLIs
-
 BRIEF = {
     "citations": [
         {

@@ -12,8 +12,6 @@ from _support import APP_PY, MakeRepo
 
 from trustgate.cli import main
 
-pytestmark = pytest.mark.integration  # subprocess CLIs
-
 
 @pytest.fixture
 def repo(make_repo: MakeRepo) -> Path:

@@ -22,8 +22,6 @@ from hypothesis import strategies as st
 
 from trustgate.cli import main
 
-pytestmark = pytest.mark.integration  # subprocess CLIs
-
 BRIEF = {"citations": ["ISO/IEC 27001:2022 clause 9.2"]}
 EVIDENCE = {"urls": ["https://vendor.example/pricing"], "prices": ["$5"]}
 RECORD = "14:02 checkout p99 latency 9.2s\n14:03 alert fired\n"

@@ -10,8 +10,6 @@ from _cli_support import bare_logging, make_log_db, sql
 from trustgate.cli import main
 from trustgate.errors import ConfigurationError
 
-# unit tier (SQLite in a temporary directory), but for the one PostgreSQL test below
-
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     with bare_logging():
@@ -26,7 +24,6 @@ def one_line(err: str) -> str:
     return err
 
 
-@pytest.mark.integration
 def test_a_postgres_read_runs_no_ddl(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     """A database without a report log stays without one; a read's connections are
     read-only, so the server itself would refuse a write."""

@@ -60,8 +60,6 @@ from _crash_worker import (
 import trustgate
 from trustgate.persistence import connect
 
-pytestmark = pytest.mark.integration  # real processes, SIGKILL, PostgreSQL
-
 SEED = 20261202
 RUNS = 100  # per backend
 MAX_ATTEMPTS = 5  # the last one is never killed

@@ -20,8 +20,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration  # a fresh venv, pip, make and the console script
-
 ROOT = Path(__file__).resolve().parents[2]
 
 TOOLS = {"pytest", "hypothesis", "mypy", "ruff", "vulture", "mkdocs", "ipykernel", "nbclient"}

@@ -86,7 +86,6 @@ def run_test_file(b: Block) -> None:
 PY_PAGES = [p for p in PAGES if any(b.lang == "python" for b in blocks(p))]
 
 
-@pytest.mark.integration  # a real PostgreSQL, an OTLP receiver, pytest in a subprocess
 @pytest.mark.parametrize("page", PY_PAGES, ids=[_page_id(p) for p in PY_PAGES])
 def test_python_blocks_run(
     page: Path, in_tmp: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
@@ -241,7 +240,6 @@ def _cli_workspace(root: Path) -> None:
     )
 
 
-@pytest.mark.integration  # the trustgate command in a subprocess
 @pytest.mark.parametrize("page", BASH_PAGES, ids=[_page_id(p) for p in BASH_PAGES])
 def test_bash_blocks(page: Path, in_tmp: Path) -> None:
     _cli_workspace(in_tmp)

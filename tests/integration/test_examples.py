@@ -8,10 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-pytestmark = pytest.mark.integration  # runs the examples in subprocesses
-
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 

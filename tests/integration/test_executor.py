@@ -18,8 +18,6 @@ import trustgate
 from trustgate import Finding, _executor
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
-pytestmark = pytest.mark.integration  # a subprocess interpreter
-
 
 class S(TypedDict, total=False):
     claim: str

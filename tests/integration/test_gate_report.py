@@ -8,7 +8,6 @@ import sys
 import textwrap
 from typing import Any
 
-import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -25,8 +24,6 @@ from trustgate._report import (
     reports,
     reports_from_state,
 )
-
-pytestmark = pytest.mark.integration  # a subprocess interpreter
 
 
 class State(TypedDict, total=False):

@@ -28,8 +28,6 @@ from trustgate.readers import FromKey
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromContext, FunctionVerifier
 
-pytestmark = pytest.mark.integration  # a subprocess interpreter
-
 
 class JoinState(TypedDict, total=False):
     review: Review

@@ -25,8 +25,6 @@ from trustgate.verifiers.base import Evidence
 from trustgate.verifiers.files.checks import GroundingCheck
 from trustgate.verifiers.files.trust import meets_trust_bar
 
-pytestmark = pytest.mark.integration  # real PostgreSQL
-
 KEY = b"k3y-for-tests-0123456789abcdef!!"
 TEXT = "pool_size: 5\nmax_overflow: 0\n"
 

@@ -16,8 +16,6 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-pytestmark = pytest.mark.integration  # notebooks on a kernel, Phoenix
-
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NOTEBOOKS = sorted(EXAMPLES.glob("*.ipynb"))
 

@@ -36,8 +36,6 @@ from trustgate.persistence import (
     resolve_url,
 )
 
-pytestmark = pytest.mark.integration  # real PostgreSQL
-
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:

@@ -34,8 +34,6 @@ from trustgate.errors import ConfigurationError, DatabaseUnavailable, GateHalted
 from trustgate.graph import TrustReports
 from trustgate.persistence import PostgresReportHistory, aconnect, connect
 
-pytestmark = pytest.mark.integration  # a real PostgreSQL server, frozen and thawed
-
 LIE = "LIE: the fix is already merged"
 HONEST = "the fix is in a.py"
 # what the writer (the 'model') says for each input topic: the lie is produced inside

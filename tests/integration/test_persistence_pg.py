@@ -31,8 +31,6 @@ from trustgate.errors import ArtifactIntegrityError, LedgerConflict
 from trustgate.files import Artifact, PostgresLedger
 from trustgate.persistence import connect
 
-pytestmark = pytest.mark.integration  # real PostgreSQL
-
 SPAWN = multiprocessing.get_context("spawn")
 # Where a run killed inside its gate is paused: the gate runs inside the guarded
 # node's task, so the checkpoint before the gate is the one whose next task is that node.

@@ -41,8 +41,6 @@ from langgraph.types import Command
 import trustgate
 from trustgate.errors import GateHalted
 
-pytestmark = pytest.mark.integration  # real PostgreSQL, worker processes
-
 SPAWN = multiprocessing.get_context("spawn")
 
 

@@ -25,8 +25,6 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.integration  # real servers, real processes, SIGKILL
-
 TESTS = Path(__file__).resolve().parents[1]
 GONE_WITHIN = 10.0  # seconds; the supervisor notices within half a second
 

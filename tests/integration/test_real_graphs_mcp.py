@@ -6,14 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from _real_graphs_support import honest_runs_alike, lie_blocked
 from shapes import mcp_alerts
-
-# tiers per test: the honest runs are unit tests, the lie harness is the bypass tier,
-# the MCP server is a subprocess (integration)
-unit, bypass, integration = pytest.mark.unit, pytest.mark.bypass, pytest.mark.integration
-
 
 # --- the harness ------------------------------------------------------------------------------
 
@@ -21,7 +15,6 @@ unit, bypass, integration = pytest.mark.unit, pytest.mark.bypass, pytest.mark.in
 # --- 6. langchain-mcp-adapters: tools of a real MCP server (a subprocess) -------------------------
 
 
-@integration
 def test_mcp_honest_guarded_ends_as_unguarded(tmp_path: Path) -> None:
     shape, _final = honest_runs_alike(mcp_alerts.build, tmp_path)
     # what the server itself recorded
@@ -31,7 +24,6 @@ def test_mcp_honest_guarded_ends_as_unguarded(tmp_path: Path) -> None:
     ]
 
 
-@integration
 def test_mcp_lie_blocked() -> None:
     """MCP tools are async only: the async ways (astream, astream_events)."""
     runs = lie_blocked(mcp_alerts.build, ways=("astream", "events"))

@@ -23,8 +23,6 @@ from _cli_support import TEST_LEDGER_KEY, is_pg, make_log_db, sql
 from trustgate.cli import main
 from trustgate.persistence import connect, history
 
-pytestmark = pytest.mark.integration  # real PostgreSQL
-
 OTHER_KEY = "a-different-ledger-key-0123456789abcdef"
 
 

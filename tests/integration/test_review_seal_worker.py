@@ -19,7 +19,6 @@ def _no_key(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- in a graph ------------------------------------------------------------------------------
 
 
-@pytest.mark.integration
 def test_a_review_paused_by_a_worker_process_needs_the_shared_key(tmp_path: Path) -> None:
     """A real second process: paused there without a key, resumed here."""
     import multiprocessing

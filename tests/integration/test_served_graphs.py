@@ -40,7 +40,7 @@ from typing import Any
 import pytest
 from _cli_support import TEST_LEDGER_KEY
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.timeout(180)]
 
 HERE = Path(__file__).resolve().parents[1]
 ROOT = HERE.parent

@@ -13,8 +13,6 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.integration
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

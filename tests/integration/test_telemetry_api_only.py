@@ -14,10 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-pytestmark = pytest.mark.integration  # a subprocess interpreter
-
 TESTS = Path(__file__).resolve().parents[1]
 
 SCRIPT = r"""

@@ -15,8 +15,6 @@ from trustgate.cli._common import run
 from trustgate.otel.semconv import CrossingAttributes as C
 from trustgate.otel.semconv import MetricNames as M
 
-pytestmark = pytest.mark.integration  # an OTLP receiver, the CLI
-
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:

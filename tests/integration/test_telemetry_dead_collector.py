@@ -27,8 +27,6 @@ import pytest
 
 from trustgate import Finding, Report, otel
 
-pytestmark = pytest.mark.integration  # sockets, threads and a subprocess; timings
-
 EXPORT_TIMEOUT = 3.0
 SHUTDOWN_TIMEOUT = 1.0
 REPORT = Report(

@@ -28,8 +28,6 @@ from trustgate._demo.runner import SCENARIOS, DemoRun, run_scenario
 from trustgate.otel.semconv import CrossingAttributes as C
 from trustgate.otel.semconv import OpenInferenceAttributes as OI
 
-pytestmark = pytest.mark.integration  # an MLflow server
-
 if not available():
     if os.environ.get("CI"):
         raise RuntimeError("the MLflow venv is missing in CI: run scripts/mlflow-venv.sh")

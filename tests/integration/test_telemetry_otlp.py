@@ -17,8 +17,6 @@ from trustgate.otel.semconv import OverrideAttributes as O
 from trustgate.otel.semconv import VerifierAttributes as V
 from trustgate.policies import OverrideRecord
 
-pytestmark = pytest.mark.integration  # an OTLP/HTTP receiver
-
 REPORT = Report(
     gate="inspector",
     node="reviewer",

@@ -31,8 +31,6 @@ from trustgate._demo.runner import SCENARIOS, DemoRun, run_scenario
 from trustgate.otel.semconv import CrossingAttributes as C
 from trustgate.otel.semconv import OpenInferenceAttributes as OI
 
-pytestmark = pytest.mark.integration  # Phoenix and Chromium
-
 PROJECT = "trustgate-e2e"
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("TRUSTGATE_TEST_ARTIFACTS", ROOT / "test-artifacts"))

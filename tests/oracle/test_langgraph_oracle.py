@@ -4,7 +4,6 @@ gate: the transparency oracle.
 
 from __future__ import annotations
 
-import pytest
 from langgraph_oracle import harness
 
 # --- the categoriser, on failure texts in the shapes pytest prints ------------------------
@@ -23,7 +22,6 @@ from langgraph_oracle import harness
 # --- the oracle ----------------------------------------------------------------------------
 
 
-@pytest.mark.oracle
 def test_langgraph_suite_unchanged_under_always_pass_gates() -> None:
     allowed = harness.read_allowlist()
     outcome, src = harness.oracle(allowlist=allowed, quiet=True)

@@ -19,8 +19,6 @@ from trustgate.evidence import _paths
 from trustgate.evidence import workspace as workspace_module
 from trustgate.files import HashClaim, InMemoryLedger, Locator, Workspace, check_hash_claim
 
-pytestmark = pytest.mark.unit
-
 SIZE = 2 * 1024 * 1024
 LINE = "2026-11-30T14:02:11Z checkout-api pool=checkout wait_ms=9200 status=503\n"
 

@@ -32,8 +32,6 @@ from trustgate.files import (
     meets_trust_bar,
 )
 
-pytestmark = pytest.mark.unit
-
 TEXT = "line one\r\nline two\nline three\n"
 
 

@@ -25,8 +25,6 @@ from trustgate.readers import FromKey, LastAIText, ToolCallArgs
 from trustgate.testing import ScriptedChatModel, honest_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 
 class S(TypedDict, total=False):
     text: str

@@ -28,8 +28,6 @@ from trustgate.readers import FromKey
 from trustgate.testing import honest_model
 from trustgate.verifiers.base import FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 MODEL = honest_model("drafted", repeat_last=True)
 
 

@@ -30,8 +30,6 @@ from trustgate.readers import FunctionReader
 from trustgate.testing import ScriptedChatModel, honest_model
 from trustgate.verifiers.base import FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 MODEL_NODES = ("generate_query_or_respond", "generate_answer")
 
 

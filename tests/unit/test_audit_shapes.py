@@ -23,8 +23,6 @@ from trustgate.graph import AuditResult, audit, guard
 from trustgate.readers import FunctionReader
 from trustgate.verifiers.base import FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 NAMES = sorted(BUILDERS)
 MULTI = [n for n in NAMES if len(build(n).model_nodes) > 1]
 

@@ -23,8 +23,6 @@ from trustgate import Finding, TrustGate, _executor
 from trustgate.errors import ConfigurationError
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 LIMIT = 0.05  # seconds a stuck verifier is given before it is written off
 
 

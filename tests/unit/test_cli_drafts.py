@@ -9,8 +9,6 @@ import pytest
 
 from trustgate.cli import main
 
-pytestmark = pytest.mark.unit
-
 RECORD = "14:02 checkout p99 latency 9.2s\n14:03 alert fired\n"
 
 

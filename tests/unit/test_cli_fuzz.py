@@ -30,8 +30,6 @@ from hypothesis import strategies as st
 
 from trustgate.cli import main
 
-pytestmark = pytest.mark.unit
-
 EXIT_CODES = {0, 1, 2, 3, 4}  # docs/cli.md (141 is a closed pipe, 130 an interrupt)
 TRACEBACK = "Traceback (most recent call last)"
 

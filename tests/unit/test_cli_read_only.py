@@ -20,8 +20,6 @@ from _cli_support import bare_logging, make_log_db, snapshot, sql, tables
 
 from trustgate.cli import main
 
-# unit tier (SQLite in a temporary directory), but for the one PostgreSQL test below
-
 NOT_UTF8 = b"t\xff\xfe".decode("utf-8", "surrogateescape")  # as the OS hands such bytes over
 
 

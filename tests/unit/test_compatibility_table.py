@@ -15,11 +15,8 @@ import re
 import tomllib
 from pathlib import Path
 
-import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-
-pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "compatibility.md"

@@ -35,8 +35,6 @@ from trustgate import (
 )
 from trustgate.errors import ConfigurationError
 
-pytestmark = pytest.mark.unit
-
 
 def _ok(claims: Any, evidence: Any) -> list[Any]:
     return []

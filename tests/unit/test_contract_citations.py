@@ -19,8 +19,6 @@ from trustgate.contracts import (
 from trustgate.errors import InputError
 from trustgate.testing import honest_model, lying_model
 
-pytestmark = pytest.mark.unit
-
 ASSET_BRIEF = Brief(
     citations=[
         ApprovedCitation(

@@ -20,8 +20,6 @@ from trustgate.contracts import Brief, EvidenceSet, check_citations, check_integ
 from trustgate.verifiers.contracts.citations import _faithful, _quote_after, _quote_before
 from trustgate.verifiers.contracts.patterns import extract_citations
 
-pytestmark = pytest.mark.unit
-
 BRIEF = Brief(
     citations=[
         {"id": "ISO/IEC 27001:2022 A.5.9", "text": "Inventory of information and other assets"},

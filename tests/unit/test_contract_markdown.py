@@ -14,8 +14,6 @@ import pytest
 
 from trustgate.contracts import Brief, EvidenceSet, check_citations, check_integrity
 
-pytestmark = pytest.mark.unit
-
 BRIEF = Brief(citations=["ISO/IEC 27001:2022 clause 9.2"])
 EVIDENCE = EvidenceSet(urls=["https://vendor.example/pricing"], prices=["$1,200"])
 LIE = "Audits follow ISO 27001 clause 9.3; see https://evil.example/x for $999."

@@ -21,10 +21,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-pytestmark = pytest.mark.unit
-
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 JSONL = (
     "draft_sentences.jsonl",

@@ -29,8 +29,6 @@ from trustgate.policies import Halt, Rerender
 from trustgate.readers import LastAIText
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 BUDGET = 0.05
 
 

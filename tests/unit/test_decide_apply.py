@@ -17,8 +17,6 @@ from trustgate.pipelines.investigation import DropUngrounded
 from trustgate.policies import Release, SetPath
 from trustgate.verifiers.base import Evidence
 
-pytestmark = pytest.mark.unit
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

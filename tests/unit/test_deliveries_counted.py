@@ -28,8 +28,6 @@ from trustgate import Finding, FunctionVerifier, LastAIText, TrustGate
 from trustgate.persistence import ReportingSaver, SqliteReportHistory
 from trustgate.testing import honest_model
 
-pytestmark = pytest.mark.unit
-
 ANSWER = "The refund is not approved yet."
 
 

@@ -10,8 +10,6 @@ import pytest
 
 from trustgate.cli import main
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture(autouse=True)
 def _scripted_models(monkeypatch: pytest.MonkeyPatch) -> None:

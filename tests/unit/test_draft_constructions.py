@@ -14,8 +14,6 @@ from trustgate import ConfigurationError
 from trustgate.drafts import Record, verify_draft
 from trustgate.verifiers.drafts._grammar.data import constructions, parse_constructions
 
-pytestmark = pytest.mark.unit
-
 EXAMPLES = constructions()
 
 

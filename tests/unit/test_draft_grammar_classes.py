@@ -31,8 +31,6 @@ from trustgate.verifiers.drafts._grammar import (
 )
 from trustgate.verifiers.drafts._grammar import words as W
 
-pytestmark = pytest.mark.unit
-
 PACKAGE = Path(W.__file__).parent
 EXAMPLES = classes().expanded()
 

@@ -17,8 +17,6 @@ import pytest
 from trustgate.drafts import DEFAULT_RULES, Record, verify_draft
 from trustgate.verifiers.drafts.relevance import CitationRelevanceRule
 
-pytestmark = pytest.mark.unit
-
 DRAFTS = json.loads(
     (Path(__file__).resolve().parents[1] / "corpus" / "honest_drafts.json").read_text(
         encoding="utf-8"

@@ -38,8 +38,6 @@ from trustgate.testing import ScriptedChatModel
 from trustgate.verifiers.base import Evidence
 from trustgate.verifiers.drafts import judge as judge_module
 
-pytestmark = pytest.mark.unit
-
 ROOT = Path(__file__).resolve().parents[2]
 
 SECRET_LINE = "13:58 vault ticket SEC-9931 opened by on-call"

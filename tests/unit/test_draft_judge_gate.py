@@ -28,8 +28,6 @@ from trustgate.graph import TrustReports
 from trustgate.otel.semconv import JudgeAttributes as J
 from trustgate.testing import ScriptedChatModel, lying_model
 
-pytestmark = pytest.mark.unit
-
 RECORD = Record.from_text("14:02 checkout p99 latency 9.2s\n14:20 deploy 4411 rolled back\n")
 IMPLIED = "The schema migration ran at 14:00 and the partner tokens were gone by 14:05."
 WORDS = "The schema migration ran at 14:00 and the partner tokens were gone"

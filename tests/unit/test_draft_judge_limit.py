@@ -4,12 +4,8 @@ that never answers would hold the worker forever."""
 
 from __future__ import annotations
 
-import pytest
-
 from trustgate.drafts import DraftCheck
 from trustgate.verifiers.drafts.check import JUDGE_TIMEOUT
-
-pytestmark = pytest.mark.unit
 
 
 def _plain(sentences: object) -> dict[str, dict[str, str]]:

@@ -13,8 +13,6 @@ from trustgate.evidence.record import Record
 from trustgate.verifiers.drafts import verify as module
 from trustgate.verifiers.drafts.verify import DraftVerdict, KeptSentence, answer_gap, verify_draft
 
-pytestmark = pytest.mark.unit
-
 RECORD = Record.from_lines(["14:02 p99 9.2 s", "14:05 deploy 4411", "14:20 rollback done"])
 DRAFT = (
     "# Checkout latency\n\n"

@@ -16,8 +16,6 @@ from trustgate import ConfigurationError
 from trustgate.drafts import Record, verify_draft
 from trustgate.verifiers.drafts._grammar import Reading, analyse, lexicon, parse_lexicon
 
-pytestmark = pytest.mark.unit
-
 ENTRIES = lexicon().entries
 
 

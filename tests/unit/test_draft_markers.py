@@ -17,8 +17,6 @@ from trustgate.evidence.record import Record
 from trustgate.verifiers.drafts import _markers
 from trustgate.verifiers.drafts.segment import units
 
-pytestmark = pytest.mark.unit
-
 RECORD = Record.from_lines(f"14:{i:02d} event {i}" for i in range(1, 10))
 
 

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from trustgate.drafts import Record, answer_gap, verify_draft
 from trustgate.testing import ScriptedChatModel, lying_model
-
-pytestmark = pytest.mark.unit
 
 RECORD_TEXT = (
     "14:02 checkout p99 latency rose to 9.2s\n"

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import string
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trustgate.verifiers.drafts._reading import _unreadable
 from trustgate.verifiers.drafts._text import mostly_symbols
-
-pytestmark = pytest.mark.unit
 
 # half letters and prose punctuation, half symbols: both sides of the line are common
 _SYMBOLISH = st.sampled_from(

@@ -26,8 +26,6 @@ from trustgate.testing import lying_model
 from trustgate.verifiers.base import EvidenceSources, FromState
 from trustgate.verifiers.drafts._grammar.data import constructions
 
-pytestmark = pytest.mark.unit
-
 RECORD = Record.from_text("14:02 checkout p99 latency rose to 9.2s\n14:20 deploy rolled back\n")
 HIDDEN = [d for name, sign, d in constructions() if name == "cause-in-quotes" and sign == "+"]
 

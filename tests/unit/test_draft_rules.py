@@ -20,8 +20,6 @@ from trustgate.drafts import (
 )
 from trustgate.errors import InputError
 
-pytestmark = pytest.mark.unit
-
 RECORD = Record.from_text(
     "14:02:31 checkout p99 latency 9.2s\n"
     "14:03 alert CheckoutLatencyHigh fired\n"
@@ -331,43 +329,6 @@ def test_large_draft_is_handled() -> None:
     draft = "Latency rose at 14:02. [[1]] The deploy caused it.\n\n" * 5000
     verdict = verify_draft(draft, RECORD)
     assert len(verdict.removed) == 5000 and len(verdict.gaps) == 5000
-
-
-def test_skipping_sentences_never_changes_a_verdict() -> None:
-    """The shipped rules' scan that skips sentences is a speed-up only: same answers as
-    showing every sentence to every rule."""
-    import json
-    from pathlib import Path
-
-    corpus = Path(__file__).resolve().parents[1] / "corpus" / "draft_sentences.jsonl"
-    texts = [json.loads(line)["text"] for line in corpus.read_text("utf-8").splitlines()]
-    for text in texts:
-        for variant in (text, text.upper(), "x " + text, text.replace(" ", " \n  ")):
-            whole = verify_draft(variant, Record()).removed
-            per_sentence = verify_draft(
-                variant, Record(), rules=[_NoScan(r) for r in DEFAULT_RULES]
-            ).removed
-            assert [r.rule for r in whole] == [r.rule for r in per_sentence], variant
-    for joiner in (" ", "\n", "\n\n- ", " \u00a0", "  "):
-        draft = joiner.join(texts)
-        fast = verify_draft(draft, Record())
-        slow = verify_draft(draft, Record(), rules=[_NoScan(r) for r in DEFAULT_RULES])
-        assert fast.text == slow.text
-        assert [(r.start, r.rule) for r in fast.removed] == [
-            (r.start, r.rule) for r in slow.removed
-        ]
-
-
-class _NoScan(SentenceRule):
-    """Wraps a rule without its ``positions`` speed-up: every sentence is checked."""
-
-    def __init__(self, inner: SentenceRule) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.code = inner.code
-
-    def check(self, sentence: DraftSentence) -> str | None:
-        return self.inner.check(sentence)
 
 
 def test_rules_see_valid_and_invalid_ids() -> None:

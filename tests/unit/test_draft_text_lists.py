@@ -25,8 +25,6 @@ from trustgate.verifiers.drafts import _lists, _reading, _text, relevance, segme
 from trustgate.verifiers.drafts._grammar import reading as grammar_reading
 from trustgate.verifiers.drafts.relevance import CitationRelevanceRule
 
-pytestmark = pytest.mark.unit
-
 PACKAGE = Path(_lists.__file__).parent
 LISTS = _lists.lists()
 RELEVANCE_RECORD = Record.from_lines(["14:02 the pool was exhausted because of the deploy"])

@@ -13,8 +13,6 @@ from trustgate import ConfigurationError, GateHalted, Report, TrustgateError
 from trustgate.cli import _common
 from trustgate.errors import ClaimParseError, TrustgateOutcome
 
-pytestmark = pytest.mark.unit
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -12,8 +12,6 @@ import pytest
 import trustgate.evidence
 from trustgate.files import Artifact, InMemoryLedger, Locator, Workspace
 
-pytestmark = pytest.mark.unit
-
 EVIDENCE = Path(trustgate.evidence.__file__).parent
 
 

@@ -28,8 +28,6 @@ from trustgate.errors import ConfigurationError, GateHalted
 from trustgate.readers import LastAIText, ToolCallArgs
 from trustgate.testing import lying_model
 
-pytestmark = pytest.mark.unit
-
 FAKE = "if order.total < 0: return None"
 
 

@@ -16,10 +16,7 @@ import pytest
 
 from trustgate import FunctionVerifier, TrustGate, _executor
 
-pytestmark = [
-    pytest.mark.unit,
-    pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork"),
-]
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
 
 def _gate() -> TrustGate:

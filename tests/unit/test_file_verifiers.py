@@ -14,8 +14,6 @@ from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import Evidence, Verifier
 from trustgate.verifiers.files.checks import ChangeCheck, CitationReplay, GroundingCheck, HashCheck
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture
 def repo(make_repo: MakeRepo) -> Path:

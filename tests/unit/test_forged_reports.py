@@ -24,8 +24,6 @@ from trustgate.errors import ConfigurationError
 from trustgate.graph import TrustReports
 from trustgate.persistence import InMemoryReportHistory, ReportingSaver, SqliteReportHistory
 
-pytestmark = pytest.mark.unit
-
 FORGED_GATE = "reviewer"  # the name a forger gives its report
 
 

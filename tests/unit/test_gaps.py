@@ -12,8 +12,6 @@ from trustgate.drafts import Record, answer_gap, verify_draft
 from trustgate.errors import InputError
 from trustgate.verifiers.drafts.gaps import GAP_LABEL, TEMPLATE_WORDS, gap_question
 
-pytestmark = pytest.mark.unit
-
 RECORD = Record.from_text(
     "14:02 checkout p99 latency 9.2s\n14:03 alert fired\n14:05 deploy started\n14:20 rollback\n"
 )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
@@ -20,8 +19,6 @@ from trustgate.policies import BlockToolCalls
 from trustgate.readers import ToolCallArgs
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
-
-pytestmark = pytest.mark.unit
 
 FILES = {"a.py": "def f():\n    return 1\n"}
 

@@ -20,8 +20,6 @@ from trustgate.verifiers.base import (
     verifier,
 )
 
-pytestmark = pytest.mark.unit
-
 
 @dataclass
 class Ctx:

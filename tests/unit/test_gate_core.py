@@ -24,8 +24,6 @@ from trustgate.policies import (
 from trustgate.readers import FromKey, LastAIText, ToolCallArgs
 from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 
 class Review(BaseModel):
     verdict: str

@@ -33,8 +33,6 @@ from trustgate.policies import OVERRIDE_NOTE, Halt, Override
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 
 def test_override_mutation_verdict_flipped_before_downstream_reads_it() -> None:
     app = guard(reviewer_graph(lying_model(LIE)), {"reviewer": inspector()}).compile(

@@ -19,8 +19,6 @@ from trustgate.readers import LastAIText, ToolCallArgs
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 FILES = {"a.py": "def f():\n    return 1\n"}
 
 

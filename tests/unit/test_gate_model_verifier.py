@@ -23,8 +23,6 @@ from trustgate.verifiers.base import Evidence, EvidenceSources, FromState, Funct
 from trustgate.verifiers.contracts.blind import ModelVerifier
 from trustgate.verifiers.contracts.citations import check_citations
 
-pytestmark = pytest.mark.unit
-
 BRIEF = Brief(citations=["ISO/IEC 27001:2022 clause 5.9"])
 CLEAN = "Keep an inventory of assets (ISO/IEC 27001:2022 clause 5.9)."
 INVENTED = CLEAN + " Audit it yearly per ISO/IEC 27001:2022 clause 9.2."

@@ -13,8 +13,6 @@ from trustgate.errors import ConfigurationError
 from trustgate.policies import Caveat, Halt, Override
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 OUTCOMES = st.sampled_from(["pass", "fail", "warn", "raise", "none", "bad_type"])
 POLICIES = st.sampled_from(
     ["halt", "override", "override_other", "caveat", "override_missing", "none"]

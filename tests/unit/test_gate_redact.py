@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import pytest
 from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -17,8 +16,6 @@ from trustgate.policies import Redact
 from trustgate.readers import LastAIText
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import EvidenceSources, FromState
-
-pytestmark = pytest.mark.unit
 
 RECORD = Record.from_text(
     "14:02 checkout p99 latency rose to 9.2s\n"

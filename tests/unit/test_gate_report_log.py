@@ -36,8 +36,6 @@ from trustgate.policies import Override
 from trustgate.readers import FromKey
 from trustgate.verifiers.base import FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 LIE = "ledger entry ZX-4417"
 
 

@@ -19,8 +19,6 @@ from trustgate.graph import guard
 from trustgate.policies import Review
 from trustgate.testing import lying_model
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture(params=["memory", "sqlite"])
 def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckpointSaver[Any]]:

@@ -18,8 +18,6 @@ from trustgate.readers import LastAIText, ToolCallArgs
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 HONEST = "Checkout latency rose to 9.2 seconds at 14:02. The alert fired at 14:03."
 LIE = "Retain records per ISO 27001 9.2 for audits. Review them yearly."
 

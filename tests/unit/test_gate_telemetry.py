@@ -15,8 +15,6 @@ from trustgate.graph import guard
 from trustgate.policies import Halt, Review
 from trustgate.testing import lying_model
 
-pytestmark = pytest.mark.unit
-
 
 def test_one_span_per_crossing_with_override_event() -> None:
     otel = make_otel()

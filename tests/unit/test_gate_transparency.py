@@ -12,7 +12,6 @@ import operator
 from enum import Enum
 from typing import Annotated, Any
 
-import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
@@ -26,8 +25,6 @@ from typing_extensions import TypedDict
 import trustgate
 from trustgate import TrustGate
 from trustgate.testing import ScriptedChatModel
-
-pytestmark = pytest.mark.unit
 
 
 def _pass(name: str = "pass") -> TrustGate:

@@ -19,8 +19,6 @@ from trustgate.files import (
     check_hash_claim,
 )
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture
 def repo(make_repo: MakeRepo) -> Path:

@@ -30,8 +30,6 @@ from trustgate.errors import EvidenceRefused, GitError
 from trustgate.files import Locator, Workspace
 from trustgate.verifiers.base import Evidence, EvidenceSources
 
-pytestmark = pytest.mark.unit
-
 HOOKS = [
     "applypatch-msg",
     "pre-applypatch",

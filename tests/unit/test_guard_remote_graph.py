@@ -24,8 +24,6 @@ from trustgate.graph import audit, guard
 from trustgate.readers import FromKey
 from trustgate.verifiers.base import FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 URL = "http://127.0.0.1:9"  # never contacted
 REMOTE = RemoteGraph("agent", url=URL)
 

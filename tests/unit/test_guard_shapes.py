@@ -26,8 +26,6 @@ from trustgate.readers import FromKey
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.base import EvidenceSources, FromContext
 
-pytestmark = pytest.mark.unit
-
 LIAR = "return 42"
 
 

@@ -9,7 +9,6 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-import pytest
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     BaseStore,
@@ -26,8 +25,6 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
 from trustgate.graph._held import HeldStore
-
-pytestmark = pytest.mark.unit
 
 
 def test_writes_wait_and_reads_see_them() -> None:

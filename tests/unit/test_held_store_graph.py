@@ -23,8 +23,6 @@ from trustgate.errors import GateHalted
 from trustgate.readers import FromKey
 from trustgate.verifiers.base import FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 MEMORY = "prefers green tea"
 SEEN: list[list[str]] = []
 """What each run of the node found when it searched (before any gate decided)."""

@@ -17,8 +17,6 @@ from trustgate.errors import InputError
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.integrity.check import find_prices, find_urls
 
-pytestmark = pytest.mark.unit
-
 EVIDENCE = EvidenceSet(
     urls=[
         "https://vendor.example/pricing",

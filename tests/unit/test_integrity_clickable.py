@@ -19,8 +19,6 @@ from markdown_it import MarkdownIt
 from trustgate._markdown import links
 from trustgate.contracts import EvidenceSet, check_integrity
 
-pytestmark = pytest.mark.unit
-
 APPROVED = EvidenceSet(
     urls=["https://vendor.example/pricing", "mailto:sales@vendor.example"],
     prices=["$1,200"],

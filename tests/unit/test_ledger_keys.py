@@ -28,8 +28,6 @@ from trustgate.persistence import (
     history,
 )
 
-pytestmark = pytest.mark.unit
-
 ALLOW_ENV = "TRUSTGATE_LEDGER_KEY_FILE_ALLOW_READABLE"
 NOWHERE = "postgresql://nobody@127.0.0.1:9/none"  # never reached: the key is checked first
 

@@ -22,8 +22,6 @@ from trustgate.verifiers.files.checks import CitationReplay
 from trustgate.verifiers.files.citations import replay_manifest
 from trustgate.verifiers.integrity.check import check_integrity
 
-pytestmark = pytest.mark.unit
-
 CITATION = {"file": "a.py", "line": 1, "content": "import os"}
 
 

@@ -11,8 +11,6 @@ from _support import APP_PY, MakeRepo, git, write_tree
 
 from trustgate.files import ChangesManifest, FileCitation, SelfReport, Workspace, replay_manifest
 
-pytestmark = pytest.mark.unit
-
 
 def codes(findings: list) -> list[str]:
     return [f.code if f.status == "fail" else "pass" for f in findings]

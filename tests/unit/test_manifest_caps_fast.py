@@ -13,8 +13,6 @@ from trustgate import _claims, _limits
 from trustgate.errors import ClaimTooLarge
 from trustgate.files import FileCitation, SelfReport, parse_manifest
 
-pytestmark = pytest.mark.unit
-
 CAPS = ("MAX_JSON_VALUES", "MAX_JSON_CONTAINERS", "MAX_CLAIM_BYTES")
 
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from trustgate._markdown import Block, _parsed, _without_parsing, blocks, code_ranges
-
-pytestmark = pytest.mark.unit
 
 
 def _code(text: str) -> list[str]:
@@ -59,59 +56,6 @@ def test_ranges_are_ordered_whole_and_inside_the_text(text: str) -> None:
 
 # Pieces a line of Markdown is built from: container markers, fences, indentation,
 # HTML, link definitions, prose; every block rule that can move a code block.
-_PIECES = [
-    "```",
-    "~~~",
-    "````",
-    "``",
-    "~~~~",
-    " ",
-    "  ",
-    "   ",
-    "    ",
-    "\t",
-    "-",
-    "*",
-    "+",
-    "1.",
-    "2)",
-    ">",
-    "> ",
-    "<div>",
-    "</div>",
-    "<!--",
-    "-->",
-    "<pre>",
-    "a",
-    "b c",
-    "`",
-    "~",
-    "#",
-    "[a]: /u",
-    "---",
-    "===",
-    "py",
-    "x`y",
-    "\u00a0",
-]
-_LINE = st.lists(st.sampled_from(_PIECES), max_size=5).map("".join)
-_BREAK = st.sampled_from(["\n", "\n", "\n", "\n\n", "\r\n", "\r"])
-
-
-@st.composite
-def _markdown(draw: st.DrawFn) -> str:
-    lines = draw(st.lists(_LINE, max_size=12))
-    out = ""
-    for line in lines:
-        out += line + draw(_BREAK)
-    return out[: len(out) - draw(st.integers(0, 1))] if out else out
-
-
-@settings(max_examples=3000, deadline=None)
-@given(_markdown())
-def test_reading_without_the_parser_agrees_with_the_parser(text: str) -> None:
-    """The fast reading answers only where it provably agrees with CommonMark."""
-    assert blocks(text) == _parsed(text)
 
 
 def test_fast_reading_covers_fenced_drafts() -> None:

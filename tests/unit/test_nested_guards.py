@@ -23,8 +23,6 @@ from trustgate import Finding, FunctionVerifier, TrustGate
 from trustgate.errors import GateHalted
 from trustgate.readers import LastAIText
 
-pytestmark = pytest.mark.unit
-
 LIE = "ledger entry ZX-4417"
 
 

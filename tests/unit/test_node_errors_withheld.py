@@ -33,8 +33,6 @@ from trustgate.policies import Halt, Review
 from trustgate.readers import LastAIText
 from trustgate.verifiers.base import FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 LIE = "ledger entry ZX-4417"
 LIE_TEXT = f"The refund was approved, see {LIE}."
 

@@ -148,43 +148,6 @@ def test_allowlist_clone_is_wrapped_and_shares_the_log() -> None:
     assert (clone is wrapper) == (clone.saver is inner)  # re-wrapped only when cloned
 
 
-_STRICT = """
-import sys
-sys.path.insert(0, sys.argv[1])
-from _persist_support import LIE, build_graph, cfg
-from langgraph.checkpoint.sqlite import SqliteSaver
-import sqlite3, trustgate
-from trustgate.persistence import ReportingSaver, SqliteReportHistory
-log = SqliteReportHistory(sys.argv[2])
-saver = ReportingSaver(SqliteSaver(sqlite3.connect(sys.argv[2], check_same_thread=False)), log)
-app = build_graph().compile(checkpointer=saver)
-app.invoke({"text": LIE, "log": []}, cfg("s"))
-assert app.checkpointer is not saver and isinstance(app.checkpointer, ReportingSaver)
-in_state = [r.id for r in trustgate.reports(app, cfg("s"))]
-assert in_state and in_state == [r.id for r in log.history(thread="s")], in_state
-print("ok")
-"""
-
-
-def test_strict_msgpack_mode_clones_the_saver_and_still_logs(tmp_path: Path) -> None:
-    """LangGraph's strict mode compiles with saver.with_allowlist(...): still logged."""
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true"}
-    tests = str(Path(__file__).resolve().parents[1])
-    out = subprocess.run(
-        [sys.executable, "-c", _STRICT, tests, str(tmp_path / "s.db")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip() == "ok"
-
-
 # -- real savers: delegated methods with observable effects ------------------------------
 
 

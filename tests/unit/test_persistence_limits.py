@@ -28,8 +28,6 @@ from trustgate.persistence._pglimits import (
     pg_target,
 )
 
-pytestmark = pytest.mark.unit
-
 URL = "postgresql://app:secret@db.example.com:5432/trust"
 
 

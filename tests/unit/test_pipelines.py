@@ -21,8 +21,6 @@ from trustgate.errors import GateHalted, InputError
 from trustgate.pipelines import PIPELINES, code_review, compliance, investigation, load, postmortem
 from trustgate.testing import ScriptedChatModel, pipeline_models
 
-pytestmark = pytest.mark.unit
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

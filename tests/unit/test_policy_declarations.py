@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from _gate_support import LIE, cfg, inspector, reviewer_graph
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -20,8 +19,6 @@ from trustgate.graph import guard
 from trustgate.policies import CrossingView, Redact, Review
 from trustgate.readers import LastAIText
 from trustgate.testing import lying_model
-
-pytestmark = pytest.mark.unit
 
 
 class AskTheTeam:

@@ -7,15 +7,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trustgate.errors import EvidenceRefused
 from trustgate.evidence.artifacts import file_artifact
 from trustgate.files import FileCitation, Locator, Workspace, replay_citation
-
-pytestmark = pytest.mark.unit
 
 SECRET = "OUTSIDE-SECRET"
 NAMES = ["a", "b", "c", "d.txt", "e.py", "l1", "l2", "l3", "sub"]

@@ -14,8 +14,6 @@ import pytest
 from trustgate.errors import EvidenceRefused
 from trustgate.evidence import _paths
 
-pytestmark = pytest.mark.unit
-
 BODY = b"0123456789abcdef\n" * 40_000  # 680 KB: several steps of the hashing read
 
 

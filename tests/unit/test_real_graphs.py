@@ -31,18 +31,12 @@ from shapes import rag_tutorial as agentic_rag
 import trustgate
 from trustgate.errors import ConfigurationError
 
-# tiers per test: the honest runs are unit tests, the lie harness is the bypass tier,
-# the MCP server is a subprocess (integration)
-unit, bypass, integration = pytest.mark.unit, pytest.mark.bypass, pytest.mark.integration
-
-
 # --- the harness ------------------------------------------------------------------------------
 
 
 # --- 1. deepagents: a deep agent, its sub-agent and its files -----------------------------------
 
 
-@unit
 def test_deep_agent_honest_guarded_ends_as_unguarded(tmp_path: Path) -> None:
     shape, final = honest_runs_alike(deep_agent.build, tmp_path)
     assert sorted(name for name, _args in shape.executions()) == [
@@ -56,7 +50,6 @@ def test_deep_agent_honest_guarded_ends_as_unguarded(tmp_path: Path) -> None:
     assert deep_agent.TRUE_LINE in _answers(final)[-1]
 
 
-@unit
 def test_deep_agent_evidence_laundering_is_refused() -> None:
     """A gate that takes the agent's own filesystem as evidence would believe a line the
     agent wrote there itself (the control below shows the laundering): guard() refuses
@@ -67,7 +60,6 @@ def test_deep_agent_evidence_laundering_is_refused() -> None:
     assert "'files'" in str(refused.value) and "'tools'" in str(refused.value)
 
 
-@unit
 def test_deep_agent_laundering_control() -> None:
     """Unguarded, the laundering run ends with the invented line cited as the log's."""
     shape = deep_agent.build("lying", launder=True)
@@ -79,7 +71,6 @@ def test_deep_agent_laundering_control() -> None:
 # --- 2. create_agent with human-in-the-loop, summarisation and to-do middleware -----------------
 
 
-@unit
 def test_agent_middleware_honest_guarded_ends_as_unguarded(tmp_path: Path) -> None:
     shape, final = honest_runs_alike(agent_middleware.build, tmp_path)
     # the middleware really ran: a plan, a summary in place of the older messages, and
@@ -99,7 +90,6 @@ def test_agent_middleware_honest_guarded_ends_as_unguarded(tmp_path: Path) -> No
 # --- 3. langgraph-bigtool: tools retrieved from a store ------------------------------------------
 
 
-@unit
 def test_bigtool_honest_guarded_ends_as_unguarded(tmp_path: Path) -> None:
     shape, final = honest_runs_alike(bigtool.build, tmp_path)
     assert final["selected_tool_ids"] == ["get_invoice", "pay_invoice"]  # from the store
@@ -109,7 +99,6 @@ def test_bigtool_honest_guarded_ends_as_unguarded(tmp_path: Path) -> None:
 # --- 4. the agentic-RAG tutorial graph ------------------------------------------------------------
 
 
-@unit
 def test_agentic_rag_honest_guarded_ends_as_unguarded(tmp_path: Path) -> None:
     shape, final = honest_runs_alike(agentic_rag.build, tmp_path)
     # the first retrieval was graded irrelevant and the question rewritten
@@ -118,7 +107,6 @@ def test_agentic_rag_honest_guarded_ends_as_unguarded(tmp_path: Path) -> None:
     assert _answers(final)[-1] == agentic_rag.TRUE_ANSWER
 
 
-@unit
 def test_agentic_rag_answer_checked_against_what_was_retrieved() -> None:
     """The retrieved passages are evidence for the answer: the tool node writes them into
     ``messages``, so the key is marked trusted, and read as it stood before the step, so
@@ -137,7 +125,6 @@ def test_agentic_rag_answer_checked_against_what_was_retrieved() -> None:
 # --- 5. langmem: a memory agent and its store -----------------------------------------------------
 
 
-@unit
 def test_memory_agent_honest_guarded_ends_as_unguarded(tmp_path: Path) -> None:
     shape, _final = honest_runs_alike(memory_agent.build, tmp_path)
     (memories,) = shape.store_values()

@@ -8,8 +8,6 @@ from pydantic import ValidationError
 from trustgate.drafts import Record
 from trustgate.errors import InputError
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.mark.parametrize(
     ("text", "expected"),

@@ -29,8 +29,6 @@ import trustgate
 from trustgate import Finding, FunctionVerifier, LastAIText, TrustGate
 from trustgate.testing import honest_model
 
-pytestmark = pytest.mark.unit
-
 ANSWER = "The refund is not approved yet."
 
 

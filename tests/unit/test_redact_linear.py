@@ -46,8 +46,6 @@ from trustgate.evidence.record import Record
 from trustgate.graph import TrustReports
 from trustgate.verifiers.base import Evidence
 
-pytestmark = pytest.mark.unit
-
 RECORD = Record.from_text("14:02 checkout p99 latency rose to 9.2s\n14:03 alert fired\n")
 # one unit: a kept cited sentence, an invented cause, a cited hedge, and a kept sentence
 # with an id the record does not have; the kept sentences keep each deletion its own gap

@@ -19,8 +19,6 @@ import pytest
 from trustgate.errors import GateHalted
 from trustgate.persistence import SqliteReportHistory
 
-pytestmark = pytest.mark.unit
-
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = json.loads((ROOT / "langgraph.json").read_text())
 

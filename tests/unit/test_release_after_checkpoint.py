@@ -18,7 +18,6 @@ import asyncio
 import threading
 from typing import Annotated, Any
 
-import pytest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
@@ -27,8 +26,6 @@ from typing_extensions import TypedDict
 
 import trustgate
 from trustgate import Finding, FunctionVerifier, LastAIText, TrustGate
-
-pytestmark = pytest.mark.unit
 
 
 class S(TypedDict, total=False):

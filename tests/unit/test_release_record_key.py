@@ -26,8 +26,6 @@ from trustgate import Finding, FunctionVerifier, LastAIText, TrustGate
 from trustgate.graph import _seal
 from trustgate.testing import honest_model
 
-pytestmark = pytest.mark.unit
-
 FIRST, SECOND = "The refund is not approved yet.", "A second, different answer."
 THIRD = "A third answer."
 

@@ -16,8 +16,6 @@ from trustgate.pipelines import code_review
 from trustgate.policies import Approval, OverrideRecord
 from trustgate.verifiers.drafts.verify import verify_draft
 
-pytestmark = pytest.mark.unit
-
 
 def _report() -> Report:
     return Report(

@@ -9,8 +9,6 @@ from _support import APP_PY, write_tree
 
 from trustgate.files import FileCitation, Workspace, replay_citation
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:

@@ -25,8 +25,6 @@ from trustgate.files import (
     replay_manifest,
 )
 
-pytestmark = pytest.mark.unit
-
 A_PY = "import os\n\ndef main():\n    return os.getcwd()\n\nprint(main())\n"
 
 

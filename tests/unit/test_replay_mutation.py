@@ -12,8 +12,6 @@ from _support import APP_PY, MakeRepo
 from trustgate.files import ChangesManifest, Workspace, replay_manifest
 from trustgate.testing import honest_model, lying_model
 
-pytestmark = pytest.mark.unit
-
 PROMPT = "Action items: validate the request body; handle JSON errors. Report a manifest."
 
 

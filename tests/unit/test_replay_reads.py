@@ -16,8 +16,6 @@ from trustgate.evidence import _paths
 from trustgate.files import FileCitation, SelfReport, Workspace, replay_manifest
 from trustgate.verifiers.files import citations
 
-pytestmark = pytest.mark.unit
-
 
 def tree(root: Path, dirs: int, per_dir: int) -> list[SelfReport]:
     items = []

@@ -21,8 +21,6 @@ from trustgate._report import GateBody, add_reports, gate_json
 from trustgate._report_seal import check
 from trustgate.graph import TrustReports
 
-pytestmark = pytest.mark.unit
-
 
 def _report(**extra: Any) -> Report:
     return Report(

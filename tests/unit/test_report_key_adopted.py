@@ -24,8 +24,6 @@ from trustgate import FunctionVerifier, TrustGate, _report_seal
 from trustgate.evidence.keys import KEY_ENV, KEY_FILE_ENV
 from trustgate.persistence import connect
 
-pytestmark = pytest.mark.unit
-
 DATABASE_KEY = "the-key-every-worker-is-given-0123456789"
 
 

@@ -10,8 +10,6 @@ from hypothesis import strategies as st
 
 from trustgate.verifiers.drafts.segment import Segment, segment, sentences
 
-pytestmark = pytest.mark.unit
-
 
 def spans(text: str) -> list[str]:
     return [text[s.start : s.end] for s in segment(text)]

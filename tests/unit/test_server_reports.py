@@ -24,8 +24,6 @@ from trustgate.errors import ConfigurationError
 from trustgate.persistence import InMemoryReportHistory, SqliteReportHistory
 from trustgate.server import REPORTS_PATH, reports_app, reports_route
 
-pytestmark = pytest.mark.unit
-
 
 def _client(log: Any, **kw: Any) -> TestClient:
     return TestClient(reports_app(log, **kw))

@@ -19,8 +19,6 @@ from shapes._common import MODELS, resolve_chat_model
 
 from trustgate.testing import ScriptedChatModel
 
-pytestmark = pytest.mark.unit
-
 NAMES = sorted(BUILDERS)
 
 

@@ -16,8 +16,6 @@ import pytest
 
 import trustgate
 
-pytestmark = pytest.mark.unit
-
 ROOT = Path(__file__).resolve().parents[2]
 
 # The root API (shared with the documentation): exactly these names.

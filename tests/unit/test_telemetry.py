@@ -43,8 +43,6 @@ from trustgate.otel.semconv import OverrideAttributes as O
 from trustgate.otel.semconv import VerifierAttributes as V
 from trustgate.policies import Approval, OverrideRecord
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture
 def otel_sdk() -> Otel:

@@ -17,8 +17,6 @@ from trustgate.otel.semconv import CrossingAttributes as C
 from trustgate.otel.semconv import OpenInferenceAttributes as OI
 from trustgate.otel.semconv import OverrideAttributes as O
 
-pytestmark = pytest.mark.unit
-
 SECRET = "APPROVE-the-secret-verdict"
 KEY = "k" * 32
 

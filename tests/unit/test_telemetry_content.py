@@ -19,8 +19,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from trustgate import otel
 from trustgate._demo.runner import SCENARIOS, run_scenario
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture
 def sdk(monkeypatch: pytest.MonkeyPatch) -> Iterator[Otel]:

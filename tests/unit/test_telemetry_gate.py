@@ -38,8 +38,6 @@ from trustgate.readers import FromKey
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture
 def sdk() -> Iterator[Otel]:

@@ -21,8 +21,6 @@ from trustgate.otel._export import (
 )
 from trustgate.otel.sdk import _export_timeout
 
-pytestmark = pytest.mark.unit
-
 URL = "http://127.0.0.1:9"
 
 

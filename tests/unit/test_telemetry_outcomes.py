@@ -24,8 +24,6 @@ from trustgate.otel.semconv import OpenInferenceAttributes as OI
 from trustgate.otel.semconv import OverrideAttributes as O
 from trustgate.otel.semconv import RunAttributes as R
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture
 def sdk(monkeypatch: pytest.MonkeyPatch) -> Iterator[Otel]:

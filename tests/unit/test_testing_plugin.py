@@ -17,8 +17,6 @@ import trustgate.testing
 from trustgate.pipelines import code_review, compliance, investigation, postmortem
 from trustgate.testing import LieCheck, LieNotBlocked, ScriptedChatModel, assert_lie_blocked
 
-pytestmark = pytest.mark.unit
-
 
 def cfg(thread: str) -> Any:
     return {"configurable": {"thread_id": thread}}

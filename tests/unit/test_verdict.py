@@ -15,8 +15,6 @@ from trustgate.errors import VerdictError
 from trustgate.testing import honest_model, lying_model
 from trustgate.verifiers.contracts.verdict import MAX_VERDICT_CHARS
 
-pytestmark = pytest.mark.unit
-
 PASS = '{"pass": true, "issues": []}'
 
 

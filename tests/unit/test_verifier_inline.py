@@ -12,12 +12,8 @@ import asyncio
 import threading
 from typing import Any
 
-import pytest
-
 from trustgate import Finding, TrustGate
 from trustgate.verifiers.base import Evidence, FunctionVerifier
-
-pytestmark = pytest.mark.unit
 
 
 class Where:

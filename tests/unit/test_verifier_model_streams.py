@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -18,8 +17,6 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 import trustgate
 from trustgate import Finding
 from trustgate.verifiers.base import Evidence
-
-pytestmark = pytest.mark.unit
 
 PRIVATE = "JUDGE-PRIVATE"
 

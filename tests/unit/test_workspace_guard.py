@@ -12,8 +12,6 @@ import pytest
 from trustgate.errors import ConfigurationError, EvidenceRefused, TrustgateError
 from trustgate.files import Workspace
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:

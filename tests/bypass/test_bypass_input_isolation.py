@@ -31,8 +31,6 @@ import trustgate
 from trustgate import Finding, FunctionVerifier, TrustGate
 from trustgate.graph._isolate import CannotIsolate, isolate
 
-pytestmark = pytest.mark.unit
-
 LIE = "ledger entry ZX-4417"
 
 

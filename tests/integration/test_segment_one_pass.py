@@ -16,8 +16,6 @@ from hypothesis import strategies as st
 
 from trustgate.verifiers.drafts.segment import Segment, segment, sentences, spans, units
 
-pytestmark = pytest.mark.unit
-
 # Pieces of Markdown as models write it, and the places the two searches could part:
 # a line end that ends a range or does not, a numbered item's "1." before a marker,
 # a marker holding a full stop, abbreviations and ellipses at a range's edges.
