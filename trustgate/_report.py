@@ -406,17 +406,33 @@ class GateBody(dict[str, Any]):
         return self.report if given == report_seal.key_id(report_seal.report_key()) else None
 
 
+def _with_seal(report: Report, seal: str) -> Report:
+    """``report.model_copy(update={"seal": seal})`` without pydantic's copy machinery
+    (the gate built the report; the copy shares its values, as ``model_copy`` does)."""
+    m = Report.__new__(Report)
+    _set(m, "__dict__", {**report.__dict__, "seal": seal})
+    _set(m, "__pydantic_fields_set__", {*report.__pydantic_fields_set__, "seal"})
+    _set(m, "__pydantic_extra__", report.__pydantic_extra__)
+    _set(m, "__pydantic_private__", report.__pydantic_private__)
+    return m
+
+
 def gate_json(reports: Iterable[Report]) -> list[dict[str, Any]]:
     """What a gate writes to ``trust_reports``: each report's JSON form, sealed (see
-    :class:`GateBody`)."""
+    :class:`GateBody`). The form of a report of the shape gates build is made by hand
+    (:mod:`trustgate._report_json`), the seal over it computed once."""
+    from trustgate._report_json import json_form
+
     out: list[dict[str, Any]] = []
     for r in reports:
-        body = GateBody(report_seal.seal(r.to_json_dict()))
-        body.report = (
-            r
-            if r.seal == body[report_seal.SEAL_FIELD]
-            else r.model_copy(update={"seal": body["seal"]})
-        )
+        form = json_form(r) if type(r) is Report else None
+        if form is None:
+            body = GateBody(report_seal.seal(r.to_json_dict()))
+        else:
+            body = GateBody(form)
+            report_seal.seal_unsealed(body)
+        seal = body[report_seal.SEAL_FIELD]
+        body.report = r if r.seal == seal else _with_seal(r, seal)
         out.append(body)
     return out
 

@@ -99,10 +99,10 @@ def _may_run_again(config: Mapping[str, Any]) -> bool:
     """Whether this task may be one LangGraph runs again (worth one read of its step's
     checkpoint for an earlier release): only a resumed run's first step can hold a task
     that ran before and crashed (a retry's attempts are flagged too; they find nothing)."""
-    meta = _compat.meta(config)
-    if meta.get("thread_id") is None or meta.get("task_id") is None:
+    if not _compat.resuming(config):  # the usual answer, from one flag
         return False
-    return _compat.resuming(config)
+    meta = _compat.meta(config)
+    return meta.get("thread_id") is not None and meta.get("task_id") is not None
 
 
 def _halted_in_graph() -> type[GateHalted]:
