@@ -515,6 +515,14 @@ def admitted(
     something that is not a report, an ``Overwrite`` of the log) is refused, with a
     warning: the channel holds gate reports only. ``forms`` collects the sealed form
     of each report a gate of this process just wrote (by report)."""
+    if type(value) is list and value and type(value[0]) is GateBody:
+        # what a gate of this process writes: its own sealed forms, taken as they are
+        fast = [r for r in map(_vouched, value) if r is not None]
+        if len(fast) == len(value):
+            if forms is not None:
+                for r, item in zip(fast, value, strict=True):
+                    forms[id(r)] = (r, item)
+            return fast
     found = ReportList()
     for item in _items(value):
         vouched = _vouched(item)
