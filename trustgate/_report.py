@@ -430,7 +430,7 @@ def gate_json(reports: Iterable[Report]) -> list[dict[str, Any]]:
             body = GateBody(report_seal.seal(r.to_json_dict()))
         else:
             body = GateBody(form)
-            report_seal.seal_unsealed(body)
+            report_seal.seal_built(body)
         seal = body[report_seal.SEAL_FIELD]
         body.report = r if r.seal == seal else _with_seal(r, seal)
         out.append(body)
