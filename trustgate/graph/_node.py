@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
+import functools
 import hashlib
 import hmac
 import logging
@@ -91,7 +92,11 @@ def _release_key() -> bytes:
     else this process's key), derived under a label of its own."""
     from trustgate import _report_seal
 
-    secret = _report_seal.report_key().secret
+    return _derived_release_key(_report_seal.report_key().secret)
+
+
+@functools.lru_cache(maxsize=8)
+def _derived_release_key(secret: bytes) -> bytes:
     return hmac.new(secret, _RELEASE_KEY_LABEL, hashlib.sha256).digest()
 
 
