@@ -19,6 +19,7 @@ contain only msgpack primitives and the values a graph sees are always
 from __future__ import annotations
 
 import logging
+import operator
 import re
 import secrets
 from collections import Counter
@@ -583,12 +584,30 @@ class ReportLog(BinaryOperatorAggregate[list[Report]]):
         self._json: list[dict[str, Any]] = []
         # the forms of reports that came in as GateBody, by report, until checkpointed
         self._forms: dict[int, tuple[Report, dict[str, Any]]] = {}
+        # the value as this channel last built it (typed reports only), and each
+        # report id's place in it: a write then costs what it adds, not a walk of
+        # every report the thread holds
+        self._typed: list[Report] | None = None
+        self._at: dict[str, int] = {}
 
     def update(self, values: Sequence[Any]) -> bool:
         fresh = [r for value in values for r in admitted(value, self._forms)]
         if not fresh:
             return False
-        self.value = _merge(_coerce_list(self.value if isinstance(self.value, list) else []), fresh)
+        if self._typed is not None and self.value is self._typed:
+            held, at = self._typed, self._at
+        else:  # restored, copied or set from outside: typed and indexed once
+            held = _coerce_list(self.value if isinstance(self.value, list) else [])
+            at = self._at = {r.id: i for i, r in enumerate(held)}
+        out = list(held)  # a new list: whoever holds the old value keeps it as it was
+        for r in fresh:
+            i = at.get(r.id)
+            if i is None:
+                at[r.id] = len(out)
+                out.append(r)
+            else:  # the same crossing delivered again: replaced where it stands
+                out[i] = r
+        self.value = self._typed = out
         return True
 
     def _form(self, report: Any) -> dict[str, Any]:
@@ -601,9 +620,13 @@ class ReportLog(BinaryOperatorAggregate[list[Report]]):
         value: Any = super().checkpoint()
         if not isinstance(value, list):
             return value
-        src, done = self._json_src, 0
-        while done < len(src) and done < len(value) and value[done] is src[done]:
-            done += 1
+        src = self._json_src
+        if len(src) <= len(value) and all(map(operator.is_, value, src)):
+            done = len(src)  # the usual case (the log only grows), compared in C
+        else:
+            done = 0
+            while done < len(src) and done < len(value) and value[done] is src[done]:
+                done += 1
         if done == len(value) == len(src):
             return self._json
         self._json = self._json[:done] + [self._form(r) for r in value[done:]]
