@@ -526,6 +526,9 @@ def _crossing_key(c: _Crossing) -> str | None:
 
 
 def _jsonable(value: Any) -> Any:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value  # what to_jsonable_python returns for them, without the call
     if isinstance(value, BaseMessage):
         return value.text
     return to_jsonable_python(value, fallback=repr)

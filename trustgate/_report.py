@@ -19,6 +19,7 @@ contain only msgpack primitives and the values a graph sees are always
 from __future__ import annotations
 
 import logging
+import operator
 import re
 import secrets
 from collections import Counter
@@ -411,17 +412,33 @@ class GateBody(dict[str, Any]):
         return self.report if given == report_seal.key_id(report_seal.report_key()) else None
 
 
+def _with_seal(report: Report, seal: str) -> Report:
+    """``report.model_copy(update={"seal": seal})`` without pydantic's copy machinery
+    (the gate built the report; the copy shares its values, as ``model_copy`` does)."""
+    m = Report.__new__(Report)
+    _set(m, "__dict__", {**report.__dict__, "seal": seal})
+    _set(m, "__pydantic_fields_set__", {*report.__pydantic_fields_set__, "seal"})
+    _set(m, "__pydantic_extra__", report.__pydantic_extra__)
+    _set(m, "__pydantic_private__", report.__pydantic_private__)
+    return m
+
+
 def gate_json(reports: Iterable[Report]) -> list[dict[str, Any]]:
     """What a gate writes to ``trust_reports``: each report's JSON form, sealed (see
-    :class:`GateBody`)."""
+    :class:`GateBody`). The form of a report of the shape gates build is made by hand
+    (:mod:`trustgate._report_json`), the seal over it computed once."""
+    from trustgate._report_json import json_form
+
     out: list[dict[str, Any]] = []
     for r in reports:
-        body = GateBody(report_seal.seal(r.to_json_dict()))
-        body.report = (
-            r
-            if r.seal == body[report_seal.SEAL_FIELD]
-            else r.model_copy(update={"seal": body["seal"]})
-        )
+        form = json_form(r) if type(r) is Report else None
+        if form is None:
+            body = GateBody(report_seal.seal(r.to_json_dict()))
+        else:
+            body = GateBody(form)
+            report_seal.seal_built(body)
+        seal = body[report_seal.SEAL_FIELD]
+        body.report = r if r.seal == seal else _with_seal(r, seal)
         out.append(body)
     return out
 
@@ -504,6 +521,14 @@ def admitted(
     something that is not a report, an ``Overwrite`` of the log) is refused, with a
     warning: the channel holds gate reports only. ``forms`` collects the sealed form
     of each report a gate of this process just wrote (by report)."""
+    if type(value) is list and value and type(value[0]) is GateBody:
+        # what a gate of this process writes: its own sealed forms, taken as they are
+        fast = [r for r in map(_vouched, value) if r is not None]
+        if len(fast) == len(value):
+            if forms is not None:
+                for r, item in zip(fast, value, strict=True):
+                    forms[id(r)] = (r, item)
+            return fast
     found = ReportList()
     for item in _items(value):
         vouched = _vouched(item)
@@ -565,12 +590,30 @@ class ReportLog(BinaryOperatorAggregate[list[Report]]):
         self._json: list[dict[str, Any]] = []
         # the forms of reports that came in as GateBody, by report, until checkpointed
         self._forms: dict[int, tuple[Report, dict[str, Any]]] = {}
+        # the value as this channel last built it (typed reports only), and each
+        # report id's place in it: a write then costs what it adds, not a walk of
+        # every report the thread holds
+        self._typed: list[Report] | None = None
+        self._at: dict[str, int] = {}
 
     def update(self, values: Sequence[Any]) -> bool:
         fresh = [r for value in values for r in admitted(value, self._forms)]
         if not fresh:
             return False
-        self.value = _merge(_coerce_list(self.value if isinstance(self.value, list) else []), fresh)
+        if self._typed is not None and self.value is self._typed:
+            held, at = self._typed, self._at
+        else:  # restored, copied or set from outside: typed and indexed once
+            held = _coerce_list(self.value if isinstance(self.value, list) else [])
+            at = self._at = {r.id: i for i, r in enumerate(held)}
+        out = list(held)  # a new list: whoever holds the old value keeps it as it was
+        for r in fresh:
+            i = at.get(r.id)
+            if i is None:
+                at[r.id] = len(out)
+                out.append(r)
+            else:  # the same crossing delivered again: replaced where it stands
+                out[i] = r
+        self.value = self._typed = out
         return True
 
     def _form(self, report: Any) -> dict[str, Any]:
@@ -583,9 +626,13 @@ class ReportLog(BinaryOperatorAggregate[list[Report]]):
         value: Any = super().checkpoint()
         if not isinstance(value, list):
             return value
-        src, done = self._json_src, 0
-        while done < len(src) and done < len(value) and value[done] is src[done]:
-            done += 1
+        src = self._json_src
+        if len(src) <= len(value) and all(map(operator.is_, value, src)):
+            done = len(src)  # the usual case (the log only grows), compared in C
+        else:
+            done = 0
+            while done < len(src) and done < len(value) and value[done] is src[done]:
+                done += 1
         if done == len(value) == len(src):
             return self._json
         self._json = self._json[:done] + [self._form(r) for r in value[done:]]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
+import functools
 import hashlib
 import hmac
 import logging
@@ -91,7 +92,11 @@ def _release_key() -> bytes:
     else this process's key), derived under a label of its own."""
     from trustgate import _report_seal
 
-    secret = _report_seal.report_key().secret
+    return _derived_release_key(_report_seal.report_key().secret)
+
+
+@functools.lru_cache(maxsize=8)
+def _derived_release_key(secret: bytes) -> bytes:
     return hmac.new(secret, _RELEASE_KEY_LABEL, hashlib.sha256).digest()
 
 
@@ -99,10 +104,10 @@ def _may_run_again(config: Mapping[str, Any]) -> bool:
     """Whether this task may be one LangGraph runs again (worth one read of its step's
     checkpoint for an earlier release): only a resumed run's first step can hold a task
     that ran before and crashed (a retry's attempts are flagged too; they find nothing)."""
-    meta = _compat.meta(config)
-    if meta.get("thread_id") is None or meta.get("task_id") is None:
+    if not _compat.resuming(config):  # the usual answer, from one flag
         return False
-    return _compat.resuming(config)
+    meta = _compat.meta(config)
+    return meta.get("thread_id") is not None and meta.get("task_id") is not None
 
 
 def _halted_in_graph() -> type[GateHalted]:

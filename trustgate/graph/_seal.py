@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 import logging
@@ -130,11 +131,40 @@ def _keys(quiet: bool = False) -> _Keys:
     return _Keys(key, random=False)
 
 
+@functools.lru_cache(maxsize=8)
+def _pads(key: bytes) -> tuple[Any, Any]:
+    """HMAC-SHA256's inner and outer hashes for ``key``, primed once (RFC 2104)."""
+    block = hashlib.sha256().block_size
+    if len(key) > block:
+        key = hashlib.sha256(key).digest()
+    key = key.ljust(block, b"\0")
+    return (
+        hashlib.sha256(bytes(b ^ 0x36 for b in key)),
+        hashlib.sha256(bytes(b ^ 0x5C for b in key)),
+    )
+
+
 def _stream(key: bytes, nonce: bytes, size: int) -> bytes:
-    blocks = (size + _BLOCK - 1) // _BLOCK
-    return b"".join(
-        hmac.new(key, nonce + i.to_bytes(8, "big"), hashlib.sha256).digest() for i in range(blocks)
-    )[:size]
+    """HMAC-SHA256(key, nonce ‖ counter) for counter 0, 1, ...: the same blocks
+    ``hmac.new`` gives, each from copies of the primed hashes (an HMAC set up from the
+    key for every 32 bytes cost about 1.6 µs a block, 50 µs per KB sealed)."""
+    inner, outer = _pads(key)
+    inner = inner.copy()
+    inner.update(nonce)
+    out = []
+    for i in range((size + _BLOCK - 1) // _BLOCK):
+        h = inner.copy()
+        h.update(i.to_bytes(8, "big"))
+        o = outer.copy()
+        o.update(h.digest())
+        out.append(o.digest())
+    return b"".join(out)[:size]
+
+
+@functools.lru_cache(maxsize=8)
+def _given(key: bytes) -> _Keys:
+    """The subkeys of a key a caller gave (derived once per key, not per seal)."""
+    return _Keys(key, random=False)
 
 
 def _xor(data: bytes, stream: bytes) -> bytes:
@@ -160,7 +190,7 @@ def seal(
     key instead of the review key (a release kept beside its task for a delivery after
     a crash is sealed under a key derived from the ledger key the gate seals its reports
     under)."""
-    keys = _keys(quiet) if key is None else _Keys(key, random=False)
+    keys = _keys(quiet) if key is None else _given(key)
     nonce = secrets.token_bytes(_NONCE_BYTES)
     plain = kind.encode("utf-8") + b"\x00" + data
     ciphertext = _xor(plain, _stream(keys.enc, nonce, len(plain)))
@@ -210,7 +240,7 @@ def open_sealed(
             f"the output node {node!r} held for review has seal version "
             f"{sealed.get('v')!r}; this version opens {_VERSION}"
         )
-    keys = _keys(quiet) if key is None else _Keys(key, random=False)
+    keys = _keys(quiet) if key is None else _given(key)
     key_id = sealed.get("key_id")
     if key_id != keys.key_id:
         if key is not None:

@@ -672,7 +672,7 @@ class StreamHold:
         self.custom = []
         dropped: set[Any] = set()
         if everything:
-            if messages is not None:
+            if messages is not None and self._models:
                 dropped = self._unreleased_models(messages, values)
                 if dropped:
                     logger.debug(
@@ -696,10 +696,11 @@ class StreamHold:
                 if ev.run is not None and ev.run in dropped:
                     continue
             plan.append(ev)
-        scrub = _Scrubber(self.feedback, discarded)
-        if scrub:
-            for ev in plan:
-                ev.item = scrub(ev.item)
+        if plan and (self.feedback or discarded):  # else there is nothing to scrub
+            scrub = _Scrubber(self.feedback, discarded)
+            if scrub:
+                for ev in plan:
+                    ev.item = scrub(ev.item)
         return plan
 
     @staticmethod
