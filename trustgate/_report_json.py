@@ -14,16 +14,21 @@ pins the two forms equal over reports of every shape.
 
 from __future__ import annotations
 
+import logging
 import math
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
 
 from trustgate._findings import Finding
 
 if TYPE_CHECKING:
     from trustgate._report import Report
 
-__all__ = ["json_form"]
+__all__ = ["FORM_FIELDS", "json_form"]
+
+logger = logging.getLogger(__name__)
 
 _MAX_DEPTH = 64
 
@@ -100,6 +105,86 @@ def _slow() -> Any:
     raise _Slow
 
 
+def _flag(value: Any) -> bool:
+    if type(value) is not bool:
+        raise _Slow
+    return value
+
+
+# The fields each hand-built form writes. A model that gains a field the form does not
+# know would be sealed without it: :func:`json_form` checks these against the models
+# once and, if they differ, always hands the report back to pydantic (and says so).
+FORM_FIELDS: dict[str, frozenset[str]] = {
+    "Report": frozenset(
+        [
+            "id",
+            "gate",
+            "node",
+            "claims",
+            "findings",
+            "decision",
+            "overrides",
+            "released",
+            "error",
+            "approval",
+            "attempt",
+            "accounting",
+            "thread_id",
+            "run_id",
+            "step",
+            "checkpoint_ns",
+            "task_id",
+            "crossing",
+            "deliveries",
+            "started_at",
+            "finished_at",
+            "seal",
+        ]
+    ),
+    "Finding": frozenset(
+        [
+            "verifier",
+            "status",
+            "severity",
+            "code",
+            "message",
+            "subject",
+            "detail",
+            "parts",
+            "proposals",
+        ]
+    ),
+    "OverrideRecord": frozenset(
+        ["kind", "target", "before", "after", "reason", "verifier", "configured"]
+    ),
+    "Approval": frozenset(["decision", "who", "when", "what", "message"]),
+}
+_fields_agree: bool | None = None
+
+
+def _forms_match_models() -> bool:
+    """Whether every model's fields are the ones its hand-built form writes."""
+    global _fields_agree
+    if _fields_agree is None:
+        from trustgate._report import Approval, OverrideRecord, Report
+
+        models: dict[str, type[BaseModel]] = {
+            "Report": Report,
+            "Finding": Finding,
+            "OverrideRecord": OverrideRecord,
+            "Approval": Approval,
+        }
+        differ = [n for n, m in models.items() if set(m.model_fields) != FORM_FIELDS[n]]
+        if differ:
+            logger.warning(
+                "report forms are dumped by pydantic: the hand-built forms of %s do not "
+                "list the models' fields",
+                ", ".join(differ),
+            )
+        _fields_agree = not differ
+    return _fields_agree
+
+
 def _override(o: Any) -> dict[str, Any]:
     from trustgate._report import OverrideRecord
 
@@ -113,6 +198,7 @@ def _override(o: Any) -> dict[str, Any]:
         "after": _plain(d["after"]),
         "reason": _text(d["reason"]),
         "verifier": _text(d["verifier"]),
+        "configured": _flag(d["configured"]),
     }
 
 
@@ -138,7 +224,7 @@ def json_form(report: Report) -> dict[str, Any] | None:
     gates build, without the seal (``exclude={"seal"}``); ``None`` for any other."""
     from trustgate._report import Report
 
-    if type(report) is not Report or report.__pydantic_extra__:
+    if type(report) is not Report or report.__pydantic_extra__ or not _forms_match_models():
         return None
     d = report.__dict__
     try:

@@ -17,7 +17,7 @@ from trustgate import Finding
 from trustgate import _report_seal as report_seal
 from trustgate._findings import Cut
 from trustgate._report import Approval, OverrideRecord, Report, gate_json
-from trustgate._report_json import json_form
+from trustgate._report_json import FORM_FIELDS, json_form
 
 
 def _dumped(r: Report) -> dict[str, Any]:
@@ -74,6 +74,7 @@ SHAPES = {
                 after="REQUEST_CHANGES",
                 reason="v/bad",
                 verifier="v",
+                configured=True,
             ),
         ],
     ),
@@ -81,7 +82,7 @@ SHAPES = {
         claims=[{"a": [1, 2.5, None]}, 7, True, None, "text", [["x"]], (1, 2)]
     ),
     "approval": _report(
-        decision="review",
+        decision="reviewed",
         approval=Approval(decision="approve", who="ana", what="all", message="fine"),
     ),
     "no microseconds": _report(
@@ -155,3 +156,25 @@ def test_the_seal_covers_the_hand_built_form() -> None:
     forged = dict(body)
     forged["findings"] = [dict(forged["findings"][0], status="pass")]
     assert report_seal.check(forged)[0] == "forged"
+
+
+def test_each_hand_built_form_writes_exactly_its_models_fields() -> None:
+    """A field added to a report model and not to its hand-built form would be sealed
+    without it: the forms list every model's fields, and a mismatch sends every report
+    to pydantic (the fast path is off, never wrong)."""
+    models = {"Report": Report, "Finding": Finding, "OverrideRecord": OverrideRecord}
+    models["Approval"] = Approval
+    for name, model in models.items():
+        assert set(model.model_fields) == FORM_FIELDS[name], name
+    assert json_form(SHAPES["plain"]) is not None
+
+
+def test_a_model_field_the_form_does_not_list_turns_the_fast_path_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from trustgate import _report_json
+
+    monkeypatch.setattr(_report_json, "_fields_agree", None)
+    fewer = {**FORM_FIELDS, "OverrideRecord": FORM_FIELDS["OverrideRecord"] - {"configured"}}
+    monkeypatch.setattr(_report_json, "FORM_FIELDS", fewer)
+    assert json_form(SHAPES["halted"]) is None
