@@ -25,7 +25,8 @@ The root holds what a gate on your own graph needs:
 Families live in public submodules: :mod:`trustgate.files` (file evidence, locators,
 ledgers), :mod:`trustgate.drafts` (drafts citing a record; no LangGraph),
 :mod:`trustgate.contracts` (closed citation lists, strict verdicts),
-:mod:`trustgate.graph`, :mod:`trustgate.policies`, :mod:`trustgate.readers`,
+:mod:`trustgate.gate` (the gate and what it is built from), :mod:`trustgate.graph`,
+:mod:`trustgate.policies`, :mod:`trustgate.readers`,
 :mod:`trustgate.errors`, :mod:`trustgate.otel`, :mod:`trustgate.persistence`,
 :mod:`trustgate.testing`, :mod:`trustgate.pipelines` and :mod:`trustgate.render`.
 Anything with a leading underscore is private.

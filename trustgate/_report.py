@@ -33,6 +33,7 @@ from langgraph.channels.binop import BinaryOperatorAggregate
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
+from trustgate import _report_json
 from trustgate import _report_seal as report_seal
 from trustgate._findings import Finding
 
@@ -265,6 +266,7 @@ for _name, _field in Report.model_fields.items():
     elif not _field.is_required():
         _DEFAULTS[_name] = _field.default
 _NAMES = tuple(Report.model_fields)
+_report_json.bind(Report, OverrideRecord, Approval)
 _set = object.__setattr__
 
 
@@ -427,11 +429,9 @@ def gate_json(reports: Iterable[Report]) -> list[dict[str, Any]]:
     """What a gate writes to ``trust_reports``: each report's JSON form, sealed (see
     :class:`GateBody`). The form of a report of the shape gates build is made by hand
     (:mod:`trustgate._report_json`), the seal over it computed once."""
-    from trustgate._report_json import json_form
-
     out: list[dict[str, Any]] = []
     for r in reports:
-        form = json_form(r) if type(r) is Report else None
+        form = _report_json.json_form(r) if type(r) is Report else None
         if form is None:
             body = GateBody(report_seal.seal(r.to_json_dict()))
         else:

@@ -17,16 +17,13 @@ from __future__ import annotations
 import logging
 import math
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
 from trustgate._findings import Finding
 
-if TYPE_CHECKING:
-    from trustgate._report import Report
-
-__all__ = ["FORM_FIELDS", "json_form"]
+__all__ = ["FORM_FIELDS", "bind", "json_form"]
 
 logger = logging.getLogger(__name__)
 
@@ -160,19 +157,25 @@ FORM_FIELDS: dict[str, frozenset[str]] = {
     "Approval": frozenset(["decision", "who", "when", "what", "message"]),
 }
 _fields_agree: bool | None = None
+# The report models, handed over by :mod:`trustgate._report` when it defines them (it
+# imports this module; this module never imports it back).
+_models: dict[str, type[BaseModel]] = {}
+
+
+def bind(report: type[BaseModel], override: type[BaseModel], approval: type[BaseModel]) -> None:
+    """Take the report models the forms are built for (called once by ``_report``)."""
+    _models.update(Report=report, OverrideRecord=override, Approval=approval)
 
 
 def _forms_match_models() -> bool:
     """Whether every model's fields are the ones its hand-built form writes."""
     global _fields_agree
     if _fields_agree is None:
-        from trustgate._report import Approval, OverrideRecord, Report
-
         models: dict[str, type[BaseModel]] = {
-            "Report": Report,
+            "Report": _models["Report"],
             "Finding": Finding,
-            "OverrideRecord": OverrideRecord,
-            "Approval": Approval,
+            "OverrideRecord": _models["OverrideRecord"],
+            "Approval": _models["Approval"],
         }
         differ = [n for n, m in models.items() if set(m.model_fields) != FORM_FIELDS[n]]
         if differ:
@@ -186,9 +189,7 @@ def _forms_match_models() -> bool:
 
 
 def _override(o: Any) -> dict[str, Any]:
-    from trustgate._report import OverrideRecord
-
-    if type(o) is not OverrideRecord or o.__pydantic_extra__:
+    if type(o) is not _models["OverrideRecord"] or o.__pydantic_extra__:
         raise _Slow
     d = o.__dict__
     return {
@@ -203,11 +204,9 @@ def _override(o: Any) -> dict[str, Any]:
 
 
 def _approval(a: Any) -> Any:
-    from trustgate._report import Approval
-
     if a is None:
         return None
-    if type(a) is not Approval or a.__pydantic_extra__:
+    if type(a) is not _models["Approval"] or a.__pydantic_extra__:
         raise _Slow
     d = a.__dict__
     return {
@@ -219,12 +218,14 @@ def _approval(a: Any) -> Any:
     }
 
 
-def json_form(report: Report) -> dict[str, Any] | None:
+def json_form(report: Any) -> dict[str, Any] | None:
     """``report.model_dump(mode="json", fallback=repr)`` for a report of the shape
     gates build, without the seal (``exclude={"seal"}``); ``None`` for any other."""
-    from trustgate._report import Report
-
-    if type(report) is not Report or report.__pydantic_extra__ or not _forms_match_models():
+    if (
+        type(report) is not _models.get("Report")
+        or report.__pydantic_extra__
+        or not _forms_match_models()
+    ):
         return None
     d = report.__dict__
     try:

@@ -130,7 +130,7 @@ def test_roundtrip_with_strict_msgpack_env(tmp_path: Any) -> None:
                     blocked.append(record.getMessage())
         logging.getLogger("langgraph").addHandler(H())
         from langgraph.checkpoint.sqlite import SqliteSaver
-        sys.path.insert(0, "tests")
+        sys.path[:0] = ["tests/integration", "tests"]
         import test_gate_report as t
         with SqliteSaver.from_conn_string(sys.argv[1]) as saver:
             t._check_roundtrip(t._graph(saver))

@@ -149,7 +149,7 @@ def test_guarded_graph_checkpoints_under_strict_msgpack(tmp_path: Path) -> None:
     code = textwrap.dedent(
         """
         import logging, sys
-        sys.path.insert(0, "tests")
+        sys.path[:0] = ["tests/integration", "tests"]
         blocked = []
         class H(logging.Handler):
             def emit(self, record):

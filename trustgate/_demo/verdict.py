@@ -11,11 +11,24 @@ unchecked went out), not as a crash.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from trustgate._demo.runner import DemoRun
     from trustgate._report import Report
+
+
+class DemoRun(Protocol):
+    """What a verdict reads of a pipeline's run (the runner's ``DemoRun``)."""
+
+    @property
+    def pipeline(self) -> str: ...
+    @property
+    def reports(self) -> list[Report]: ...
+    @property
+    def artefact(self) -> str: ...
+    @property
+    def artefact_data(self) -> Any: ...
+
 
 __all__ = ["INTRO", "INTRO_HONEST", "verdict"]
 

@@ -43,8 +43,8 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from trustgate import EvidenceSources, FromState, TrustGate
 from trustgate.files import ChangesManifest, CitationReplay, Workspace
+from trustgate.gate import EvidenceSources, FromState, TrustGate
 from trustgate.graph import TrustReports, guard, reports_from_state
 from trustgate.pipelines._common import (
     ModelSpec,

@@ -51,7 +51,8 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from trustgate import (
+from trustgate.contracts import Brief, EvidenceSet, check_citations, check_integrity
+from trustgate.gate import (
     Evidence,
     EvidenceSources,
     Finding,
@@ -60,7 +61,6 @@ from trustgate import (
     ModelVerifier,
     TrustGate,
 )
-from trustgate.contracts import Brief, EvidenceSet, check_citations, check_integrity
 from trustgate.graph import TrustReports, guard, reports_from_state
 from trustgate.pipelines._common import (
     ModelSpec,

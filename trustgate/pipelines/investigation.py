@@ -49,7 +49,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from trustgate import (
+from trustgate.files import ArtifactLedger, GroundingCheck, InMemoryLedger, Workspace
+from trustgate.gate import (
     Evidence,
     EvidenceSources,
     Finding,
@@ -58,7 +59,6 @@ from trustgate import (
     Strike,
     TrustGate,
 )
-from trustgate.files import ArtifactLedger, GroundingCheck, InMemoryLedger, Workspace
 from trustgate.graph import TrustReports, guard, reports_from_state
 from trustgate.pipelines._common import (
     ModelSpec,

@@ -46,8 +46,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
-from trustgate import EvidenceSources, FromState, TrustGate
 from trustgate.drafts import GAP_LABEL, Record, testimony_text
+from trustgate.gate import EvidenceSources, FromState, TrustGate
 from trustgate.graph import TrustReports, guard
 from trustgate.pipelines._common import (
     ModelSpec,
