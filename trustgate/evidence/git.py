@@ -393,9 +393,14 @@ def resolve_revision(root: str, revision: str) -> str:
     A directory that is not a repository (or one git refuses, e.g. owned by another
     user) raises ``GitError`` with git's reason.
     """
+    return _resolve(root, revision)[1]
+
+
+def _resolve(root: str, revision: str) -> tuple[_Repo, str]:
+    """The repository found for this call, and ``revision``'s full commit id in it."""
     if not isinstance(revision, str) or not revision.strip() or "\x00" in revision:
         raise EvidenceRefused("unknown_revision", f"invalid revision {revision!r}")
-    _discover(root)  # not a repository / refused by git: GitError with git's reason
+    repo = _discover(root)  # not a repository / refused by git: GitError with git's reason
     try:
         out = run_git(
             root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"
@@ -404,7 +409,7 @@ def resolve_revision(root: str, revision: str) -> str:
         raise EvidenceRefused(
             "unknown_revision", f"revision {revision!r} does not exist in the repository"
         ) from None
-    return out.decode().strip()
+    return repo, out.decode().strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -546,8 +551,7 @@ def changed_files(root: str, base: str) -> list[str]:
     or not the agent staged them. A submodule counts as changed when its checked-out
     commit differs; what is inside it is not inspected (that would run git there).
     """
-    commit = resolve_revision(root, base)
-    repo = _discover(root)
+    repo, commit = _resolve(root, base)  # one discovery serves the whole comparison
     box = _sandbox(repo)
     index = box.index_for(commit)
     diff = box.run(
