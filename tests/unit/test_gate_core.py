@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -103,13 +105,24 @@ def _boom(claims: Any, evidence: Evidence) -> list[Finding]:
     raise RuntimeError("disk on fire")
 
 
+_RELEASE = threading.Event()
+
+
+@pytest.fixture(autouse=True)
+def _release_hung_verifiers() -> Iterator[None]:
+    """A hung verifier's thread waits for the test to end, then returns (no sleeping)."""
+    _RELEASE.clear()
+    yield
+    _RELEASE.set()
+
+
 def _hang(claims: Any, evidence: Evidence) -> list[Finding]:
-    time.sleep(3)
+    _RELEASE.wait(30)
     return [Finding.ok("hang")]
 
 
 async def _ahang(claims: Any, evidence: Evidence) -> list[Finding]:
-    await asyncio.sleep(3)
+    await asyncio.Event().wait()  # until the gate's time limit cancels it
     return [Finding.ok("ahang")]
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import time
+import threading
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import pytest
@@ -103,8 +104,19 @@ def test_deterministic_failure_overrides_the_model_pass() -> None:
     assert [r.decision for r in reports(app, cfg())] == ["rerendered", "caveated"]
 
 
+_RELEASE = threading.Event()
+
+
+@pytest.fixture(autouse=True)
+def _release_hung_models() -> Iterator[None]:
+    """A hung model's thread waits for the test to end, then answers (no sleeping)."""
+    _RELEASE.clear()
+    yield
+    _RELEASE.set()
+
+
 def _hang(messages: list[BaseMessage]) -> str:
-    time.sleep(1.0)
+    _RELEASE.wait(30)
     return PASS
 
 
@@ -143,6 +155,7 @@ async def test_async_timeout_retried_once_then_halted() -> None:
     app = app_for(honest_model(CLEAN), ModelVerifier(judge, timeout=0.3))
     with pytest.raises(GateHalted):
         await app.ainvoke(_inputs(), cfg())
+    _RELEASE.set()  # before the event loop closes: it waits for the hung model's thread
     assert len(judge.calls) == 2
 
 

@@ -6,6 +6,7 @@ import os
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -246,8 +247,9 @@ def test_cache_keyed_on_ctime_for_settled_files(
     monkeypatch.setattr(workspace, "_RACY_NS", 20_000_000)
     ws = Workspace(tree)
     path = tree / "src" / "app.py"
-    os.utime(path, ns=(0, 0))  # ctime is now; let it settle past the racy window
-    time.sleep(0.1)
+    os.utime(path, ns=(0, 0))  # ctime is now: read as if a second later, past the window
+    later = time.time_ns() + 1_000_000_000
+    monkeypatch.setattr(workspace, "time", SimpleNamespace(time_ns=lambda: later))
     first = ws.read_lines("src/app.py")
     assert ws.read_lines("src/app.py") is first  # cached
     _rewrite_in_place_keeping_mtime(path, "alpha line\nBETA LINE\ngamma line\n")
