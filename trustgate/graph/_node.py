@@ -27,7 +27,6 @@ from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import var_child_runnable_config
 
 from trustgate._findings import Finding
 from trustgate._gate import (
@@ -219,7 +218,7 @@ def _seal(
     row that keeps it, nor accepted back if someone edits that row."""
     from trustgate.graph import _seal as seal
 
-    kind, data = _compat.serde(config or var_child_runnable_config.get()).dumps_typed(value)
+    kind, data = _compat.serde(config or _compat.current_config()).dumps_typed(value)
     return seal.seal(kind, data, quiet=quiet, key=key)
 
 
@@ -236,7 +235,7 @@ def _unseal(
     from trustgate.graph import _seal as seal
 
     kind, data = seal.open_sealed(sealed, node, quiet=quiet, key=key)
-    serde = _compat.serde(config or var_child_runnable_config.get())
+    serde = _compat.serde(config or _compat.current_config())
     return serde.loads_typed((kind, data))
 
 
@@ -335,11 +334,8 @@ def _in_config(config: dict[str, Any], fn: Any) -> Any:
     """Call ``fn`` with ``config`` as the current LangChain config, as LangGraph does
     for a traced node: code that calls a model or ``get_stream_writer()`` without
     passing a config reads it from there."""
-    token = var_child_runnable_config.set(cast(RunnableConfig, config))
-    try:
+    with _compat.config_as(config):
         return fn()
-    finally:
-        var_child_runnable_config.reset(token)
 
 
 def _private(input: Any) -> Any:
@@ -570,7 +566,7 @@ class GuardedNode:
 
     def _durable_start(self, key: str) -> tuple[Any, StreamHold]:
         input = _take_request(key)
-        hold = StreamHold(dict(var_child_runnable_config.get() or {}), strict=self._strict)
+        hold = StreamHold(dict(_compat.current_config() or {}), strict=self._strict)
         box = _HOLD.get()
         if box is not None:
             box["hold"] = hold
@@ -603,14 +599,14 @@ class GuardedNode:
 
     async def _adurable_call(self, key: str) -> dict[str, Any]:
         input, hold = self._durable_start(key)
-        token = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
+        token = _compat.set_config(hold.config)
         try:
             return self._sealed(hold, await self.inner.ainvoke(input, hold.config), False)
         except BaseException as exc:
             value, raised, _hold = self._failed(hold, exc, pause=False)
             return self._sealed(hold, value, raised)
         finally:
-            var_child_runnable_config.reset(token)
+            _compat.reset_config(token)
 
     @contextlib.contextmanager
     def _task_request(self, input: Any) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -664,7 +660,7 @@ class GuardedNode:
                 got = _unseal(await self._atask(key), config, self.name)
             return self._from_task(got, box, config)
         hold = StreamHold(config, strict=self._strict)
-        current = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
+        current = _compat.set_config(hold.config)
         collecting = hold.collecting()
         try:
             if self._native_async:
@@ -679,7 +675,7 @@ class GuardedNode:
             return self._failed(hold, exc)
         finally:
             stop_collecting(collecting)
-            var_child_runnable_config.reset(current)
+            _compat.reset_config(current)
 
     def _durable_verify(self, req: Any) -> list[Finding]:
         key = secrets.token_hex(12)
