@@ -23,6 +23,7 @@ import hmac
 import logging
 import secrets
 from collections.abc import Generator, Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -279,30 +280,48 @@ class _Paused(Exception):
         self.hold = hold
 
 
-# what a durable check is asked, by the opaque key the task takes: the task's input is
-# streamed (``tasks``/``debug`` modes, ``astream_events``) before anyone decided on it
-_REQUESTS: dict[str, Any] = {}
+# what a durable task is asked, by the opaque key the task takes: the task's input is
+# streamed (``tasks``/``debug`` modes, ``astream_events``) before anyone decided on it.
+# Scoped to the crossing that lends it, not to the process: a context variable, which
+# LangGraph copies into the task it runs for the node (on its thread pool or as an
+# asyncio task), so another run never sees it and it is gone with the call that lent it,
+# however that call ends.
+_REQUESTS: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar(
+    "trustgate_requests", default=MappingProxyType({})
+)
+
+
+@contextlib.contextmanager
+def _lent(key: str, value: Any) -> Iterator[None]:
+    """``value`` readable by ``key`` in this context and the tasks started from it, for
+    the ``with`` block (a fresh mapping: a sibling crossing keeps its own)."""
+    token = _REQUESTS.set(MappingProxyType({**_REQUESTS.get(), key: value}))
+    try:
+        yield
+    finally:
+        _REQUESTS.reset(token)
 
 
 def _request(key: str) -> Any:
-    req = _REQUESTS.get(key)
+    req = _REQUESTS.get().get(key)
     if req is None:
         raise VerifierFailure(
             "review",
             "crashed",
-            "the verifier request is not in this process (run the "
-            "guarded graph in one process between the crossing and its check)",
+            "the verifier request is not in this run (run the guarded graph in one "
+            "process between the crossing and its check)",
         )
     return req
 
 
 def _take_request(key: str) -> Any:
-    if key not in _REQUESTS:
+    requests = _REQUESTS.get()
+    if key not in requests:
         raise RuntimeError(
-            "a guarded node's input is not in this process: run the guarded graph in one "
+            "a guarded node's input is not in this run: run the guarded graph in one "
             "process between a crossing and its review"
         )
-    return _REQUESTS[key]
+    return requests[key]
 
 
 def _checked(key: str) -> dict[str, Any]:
@@ -615,16 +634,15 @@ class GuardedNode:
         box: dict[str, Any] = {}
         token = _HOLD.set(box)
         key = secrets.token_hex(12)
-        _REQUESTS[key] = input
         try:
-            yield key, box
+            with _lent(key, input):
+                yield key, box
         except BaseException as exc:
             if _compat.is_interrupt(exc):
                 raise _Paused(exc, box.get("hold") or StreamHold({})) from None
             raise
         finally:
             _HOLD.reset(token)
-            _REQUESTS.pop(key, None)
 
     @staticmethod
     def _from_task(
@@ -679,19 +697,13 @@ class GuardedNode:
 
     def _durable_verify(self, req: Any) -> list[Finding]:
         key = secrets.token_hex(12)
-        _REQUESTS[key] = req
-        try:
+        with _lent(key, req):
             return _unpack(self._check(key).result(), self.name)
-        finally:
-            _REQUESTS.pop(key, None)
 
     async def _adurable_verify(self, req: Any) -> list[Finding]:
         key = secrets.token_hex(12)
-        _REQUESTS[key] = req
-        try:
+        with _lent(key, req):
             return _unpack(await self._acheck(key), self.name)
-        finally:
-            _REQUESTS.pop(key, None)
 
     # -- the crossing ---------------------------------------------------------------
 
