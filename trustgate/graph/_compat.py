@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from trustgate._report import REPORTS_KEY
-from trustgate.errors import LangGraphCompatibilityError
+from trustgate.errors import GateHalted, LangGraphCompatibilityError
 
 __all__ = [
     "check",
@@ -656,6 +656,39 @@ def is_control_flow(exc: BaseException) -> bool:
     from langgraph.errors import GraphBubbleUp, GraphRecursionError
 
     return isinstance(exc, (GraphBubbleUp, GraphRecursionError))
+
+
+@functools.cache
+def halted_in_graph() -> type[GateHalted]:
+    """The :class:`GateHalted` a guarded node raises: also a LangGraph ``GraphBubbleUp``.
+
+    LangGraph (1.2) has no setting for what it does with a node's exception; it tests
+    for ``GraphBubbleUp`` in each place, and a halt needs every one of them:
+
+    - the retry loop re-raises it untried and adds no note naming the task
+      (``pregel._retry``); a retry policy's ``retry_on`` could say "not this", but not
+      the rest below;
+    - the runner keeps it out of the checkpoint (no ``ERROR`` write: an error write
+      would serialize the halt, its report and the text it refused into the saved
+      thread), leaves the task unfinished so a resume runs it again, routes it to no
+      node error handler, and does not cancel the step's other tasks for it
+      (``pregel._runner``);
+    - the executors do not re-raise it on exit (``pregel._executor``), and ``ToolNode``
+      does not turn it into an error ``ToolMessage`` (a halted crossing in a tool call
+      stays a halt, ``prebuilt.tool_node``).
+
+    So the halt is one class with both bases, built here where every other LangGraph
+    internal is kept; the caller of the graph gets the ``GateHalted`` it catches."""
+    from langgraph.errors import GraphBubbleUp
+
+    class HaltedInGraph(GateHalted, GraphBubbleUp):
+        """:class:`GateHalted` as a guarded node raises it: LangGraph treats it like an
+        interrupt (no retry, no error handler, the task stays unfinished so a resume
+        runs it again) and the caller gets the ``GateHalted`` it catches."""
+
+    HaltedInGraph.__qualname__ = "HaltedInGraph"
+    HaltedInGraph.__module__ = "trustgate.graph._node"
+    return HaltedInGraph
 
 
 def is_parent_command(exc: BaseException) -> bool:

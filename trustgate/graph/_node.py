@@ -110,20 +110,8 @@ def _may_run_again(config: Mapping[str, Any]) -> bool:
     return meta.get("thread_id") is not None and meta.get("task_id") is not None
 
 
-def _halted_in_graph() -> type[GateHalted]:
-    from langgraph.errors import GraphBubbleUp
-
-    class HaltedInGraph(GateHalted, GraphBubbleUp):
-        """:class:`GateHalted` as a guarded node raises it: LangGraph treats it like an
-        interrupt (no retry, no error handler, the task stays unfinished so a resume
-        runs it again) and the caller gets the ``GateHalted`` it catches."""
-
-    HaltedInGraph.__qualname__ = "HaltedInGraph"
-    HaltedInGraph.__module__ = __name__
-    return HaltedInGraph
-
-
-HaltedInGraph = _halted_in_graph()
+# the halt a guarded node raises (why it is a LangGraph bubble-up: see _compat)
+HaltedInGraph = _compat.halted_in_graph()
 
 
 class _StateView(Mapping[str, Any]):
