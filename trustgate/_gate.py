@@ -38,7 +38,6 @@ from datetime import UTC, datetime
 from typing import Any, Generic
 
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.errors import GraphBubbleUp
 from pydantic_core import to_jsonable_python
 from typing_extensions import TypeVar
@@ -107,12 +106,21 @@ class _Verify:
     deadline: _budget.Deadline | None = None  # when the crossing's budget runs out
 
 
+def _leave_run() -> None:
+    """Clear LangChain's running config in the current context (a copied one: the
+    change does not outlast it). Imported here, not at the top: the graph package
+    imports this module."""
+    from trustgate.graph import _compat
+
+    _compat.set_config(None)
+
+
 def _quiet(fn: Callable[[], Any]) -> Callable[[], Any]:
     """Run ``fn`` outside the node's LangChain run: a verifier's own model call must
     not stream into the graph's token stream or callbacks."""
 
     def run() -> Any:
-        var_child_runnable_config.set(None)
+        _leave_run()
         return fn()
 
     return run
@@ -121,7 +129,7 @@ def _quiet(fn: Callable[[], Any]) -> Callable[[], Any]:
 def _verify_quietly(v: Any, claims: Any, evidence: Evidence) -> Any:
     """``v.verify(claims, evidence)`` outside the node's LangChain run (see
     :func:`_quiet`); called in a context of its own, so the change does not last."""
-    var_child_runnable_config.set(None)
+    _leave_run()
     return v.verify(claims, evidence)
 
 

@@ -45,9 +45,11 @@ def test_a_halt_is_an_outcome_not_a_usage_error() -> None:
 def test_a_halt_inside_a_graph_is_both_a_halt_and_a_bubble() -> None:
     from langgraph.errors import GraphBubbleUp
 
-    from trustgate.graph._node import _halted_in_graph
+    from trustgate.graph import _compat
+    from trustgate.graph._node import HaltedInGraph
 
-    cls = _halted_in_graph()
+    cls = _compat.halted_in_graph()
+    assert cls is HaltedInGraph
     assert issubclass(cls, GateHalted) and issubclass(cls, GraphBubbleUp)
 
 

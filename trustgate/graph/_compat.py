@@ -10,17 +10,19 @@ run. Everything else in trustgate uses these functions and public APIs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import copy
 import dataclasses
 import functools
 import logging
 import secrets
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from trustgate._report import REPORTS_KEY
-from trustgate.errors import LangGraphCompatibilityError
+from trustgate.errors import GateHalted, LangGraphCompatibilityError
 
 __all__ = [
     "check",
@@ -62,6 +64,7 @@ def check() -> None:
     problems: list[str] = []
     try:
         _k()
+        from langchain_core.runnables.config import var_child_runnable_config
         from langchain_core.tracers._streaming import _StreamingCallbackHandler  # noqa: F401
         from langgraph._internal._config import recast_checkpoint_ns  # noqa: F401
         from langgraph._internal._fields import get_update_as_tuples  # noqa: F401
@@ -76,6 +79,9 @@ def check() -> None:
         raise LangGraphCompatibilityError(
             f"this LangGraph version lacks an internal trustgate relies on: {exc}"
         ) from exc
+    config_var: object = var_child_runnable_config
+    if not isinstance(config_var, contextvars.ContextVar):
+        problems.append("langchain_core's var_child_runnable_config is not a ContextVar")
     fields = {f.name for f in dataclasses.fields(StateNodeSpec)}
     for need in ("runnable", "retry_policy", "cache_policy", "metadata", "input_schema"):
         if need not in fields:
@@ -121,6 +127,40 @@ def check_builder(builder: Any) -> None:
 
 
 # --- the running task's config -----------------------------------------------------------
+# LangChain keeps the running runnable's config in ``var_child_runnable_config``: code
+# that calls a model or ``get_stream_writer()`` without a config reads it from there.
+
+
+def _config_var() -> contextvars.ContextVar[Any]:
+    from langchain_core.runnables.config import var_child_runnable_config
+
+    return cast("contextvars.ContextVar[Any]", var_child_runnable_config)
+
+
+def current_config() -> dict[str, Any] | None:
+    """The config LangChain keeps for the running runnable (``None`` outside one)."""
+    found = _config_var().get()
+    return cast(dict[str, Any], found) if isinstance(found, Mapping) else None
+
+
+def set_config(config: Mapping[str, Any] | None) -> contextvars.Token[Any]:
+    """Make ``config`` the running runnable's config (``None``: outside any run);
+    :func:`reset_config` with the token puts the previous one back."""
+    return _config_var().set(config)
+
+
+def reset_config(token: contextvars.Token[Any]) -> None:
+    _config_var().reset(token)
+
+
+@contextlib.contextmanager
+def config_as(config: Mapping[str, Any] | None) -> Iterator[None]:
+    """``config`` as the running runnable's config for the ``with`` block."""
+    token = set_config(config)
+    try:
+        yield
+    finally:
+        reset_config(token)
 
 
 def conf(config: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -616,6 +656,39 @@ def is_control_flow(exc: BaseException) -> bool:
     from langgraph.errors import GraphBubbleUp, GraphRecursionError
 
     return isinstance(exc, (GraphBubbleUp, GraphRecursionError))
+
+
+@functools.cache
+def halted_in_graph() -> type[GateHalted]:
+    """The :class:`GateHalted` a guarded node raises: also a LangGraph ``GraphBubbleUp``.
+
+    LangGraph (1.2) has no setting for what it does with a node's exception; it tests
+    for ``GraphBubbleUp`` in each place, and a halt needs every one of them:
+
+    - the retry loop re-raises it untried and adds no note naming the task
+      (``pregel._retry``); a retry policy's ``retry_on`` could say "not this", but not
+      the rest below;
+    - the runner keeps it out of the checkpoint (no ``ERROR`` write: an error write
+      would serialize the halt, its report and the text it refused into the saved
+      thread), leaves the task unfinished so a resume runs it again, routes it to no
+      node error handler, and does not cancel the step's other tasks for it
+      (``pregel._runner``);
+    - the executors do not re-raise it on exit (``pregel._executor``), and ``ToolNode``
+      does not turn it into an error ``ToolMessage`` (a halted crossing in a tool call
+      stays a halt, ``prebuilt.tool_node``).
+
+    So the halt is one class with both bases, built here where every other LangGraph
+    internal is kept; the caller of the graph gets the ``GateHalted`` it catches."""
+    from langgraph.errors import GraphBubbleUp
+
+    class HaltedInGraph(GateHalted, GraphBubbleUp):
+        """:class:`GateHalted` as a guarded node raises it: LangGraph treats it like an
+        interrupt (no retry, no error handler, the task stays unfinished so a resume
+        runs it again) and the caller gets the ``GateHalted`` it catches."""
+
+    HaltedInGraph.__qualname__ = "HaltedInGraph"
+    HaltedInGraph.__module__ = "trustgate.graph._node"
+    return HaltedInGraph
 
 
 def is_parent_command(exc: BaseException) -> bool:

@@ -72,8 +72,6 @@ from langchain.agents.middleware.types import (
     ModelResponse,
 )
 from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.types import Command
 
 from trustgate._gate import ChainResult, Context, GateResult, TrustGate, adrive, drive, run_chain
@@ -256,7 +254,7 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
         return any(covered("subgraph", g.passthrough) for g in self.model_gates)
 
     def _start(self, handler: Any) -> _Step:
-        config = dict(var_child_runnable_config.get() or {})
+        config = dict(_compat.current_config() or {})
         inner = _compat.model_call_commands(handler)
         return _Step(config, StreamHold(config, strict=self._strict), inner)
 
@@ -338,7 +336,7 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
         if not self.model_gates:
             return handler(request)
         step = self._start(handler)
-        token = var_child_runnable_config.set(cast(RunnableConfig, step.hold.config))
+        token = _compat.set_config(step.hold.config)
         failure: BaseException | None = None
         try:
             response = handler(request)
@@ -347,7 +345,7 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
             if failure is exc:
                 raise
         finally:
-            var_child_runnable_config.reset(token)
+            _compat.reset_config(token)
         if failure is not None:  # raised outside the except block: not chained to it
             raise failure
         chain = drive(self._read(request, response, step))
@@ -365,7 +363,7 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
         if not self.model_gates:
             return await handler(request)
         step = self._start(handler)
-        token = var_child_runnable_config.set(cast(RunnableConfig, step.hold.config))
+        token = _compat.set_config(step.hold.config)
         failure: BaseException | None = None
         try:
             response = await handler(request)
@@ -374,7 +372,7 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
             if failure is exc:
                 raise
         finally:
-            var_child_runnable_config.reset(token)
+            _compat.reset_config(token)
         if failure is not None:  # raised outside the except block: not chained to it
             raise failure
         chain = await adrive(self._read(request, response, step))
@@ -415,7 +413,7 @@ class TrustGateMiddleware(AgentMiddleware[TrustGateAgentState, Any, Any]):
             return dataclasses.replace(outcome, update={**update, REPORTS_KEY: reports})
         # a command for the parent graph, or an update of another shape: the reports
         # are the tool task's own write, beside whatever the tool returned
-        config = getattr(runtime, "config", None) or var_child_runnable_config.get() or {}
+        config = getattr(runtime, "config", None) or _compat.current_config() or {}
         if not _compat.send(config, [(REPORTS_KEY, reports)]):
             logger.warning("a tool crossing's report could not be written to the state")
         return outcome

@@ -23,11 +23,12 @@ import hmac
 import logging
 import secrets
 from collections.abc import Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import var_child_runnable_config
 
 from trustgate._findings import Finding
 from trustgate._gate import (
@@ -110,20 +111,8 @@ def _may_run_again(config: Mapping[str, Any]) -> bool:
     return meta.get("thread_id") is not None and meta.get("task_id") is not None
 
 
-def _halted_in_graph() -> type[GateHalted]:
-    from langgraph.errors import GraphBubbleUp
-
-    class HaltedInGraph(GateHalted, GraphBubbleUp):
-        """:class:`GateHalted` as a guarded node raises it: LangGraph treats it like an
-        interrupt (no retry, no error handler, the task stays unfinished so a resume
-        runs it again) and the caller gets the ``GateHalted`` it catches."""
-
-    HaltedInGraph.__qualname__ = "HaltedInGraph"
-    HaltedInGraph.__module__ = __name__
-    return HaltedInGraph
-
-
-HaltedInGraph = _halted_in_graph()
+# the halt a guarded node raises (why it is a LangGraph bubble-up: see _compat)
+HaltedInGraph = _compat.halted_in_graph()
 
 
 class _StateView(Mapping[str, Any]):
@@ -219,7 +208,7 @@ def _seal(
     row that keeps it, nor accepted back if someone edits that row."""
     from trustgate.graph import _seal as seal
 
-    kind, data = _compat.serde(config or var_child_runnable_config.get()).dumps_typed(value)
+    kind, data = _compat.serde(config or _compat.current_config()).dumps_typed(value)
     return seal.seal(kind, data, quiet=quiet, key=key)
 
 
@@ -236,29 +225,88 @@ def _unseal(
     from trustgate.graph import _seal as seal
 
     kind, data = seal.open_sealed(sealed, node, quiet=quiet, key=key)
-    serde = _compat.serde(config or var_child_runnable_config.get())
+    serde = _compat.serde(config or _compat.current_config())
     return serde.loads_typed((kind, data))
 
 
-# what the crossing loop asks its driver to do: ("call", input), ("chain", (output,
-# context, durable)), ("keep_checkpoints", hold), ("keep_aside", reports or their
-# writes), ("store", ops),
-# ("release", (hold, how)): replay the held streams
-_Effect = tuple[str, Any]
+# --- what the crossing loop asks its driver to do (sync or async) -------------------------
+# Reports to record are given as reports or as their (channel, value) writes to the
+# report channel, the LangGraph writes they become.
+_Writes = Sequence[Report] | Sequence[tuple[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Prior:
+    """Read the release an earlier execution of this task recorded beside it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """Run the node on ``input``; answers ``(value, raised, hold)``."""
+
+    input: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Chain:
+    """Run the gates on ``output``; ``durable``: verifier runs as durable tasks."""
+
+    output: NodeOutput
+    context: Context
+    durable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _KeepCheckpoints:
+    """Write the checkpoints of subgraphs the hold kept back."""
+
+    hold: StreamHold
+
+
+@dataclass(frozen=True, slots=True)
+class _KeepAside:
+    """Record a halted crossing's reports (nothing is released)."""
+
+    writes: _Writes
+
+
+@dataclass(frozen=True, slots=True)
+class _Persist:
+    """Make a release's record durable beside the task before anything is released."""
+
+    writes: _Writes
+
+
+@dataclass(frozen=True, slots=True)
+class _Store:
+    """Apply held store writes to the run's store."""
+
+    ops: Sequence[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Release:
+    """Replay the held streams, as ``how`` says (see ``GuardedNode._release_how``)."""
+
+    hold: StreamHold
+    how: dict[str, Any]
+
+
+_Effect = _Prior | _Call | _Chain | _KeepCheckpoints | _KeepAside | _Persist | _Store | _Release
 
 
 def _report_writes(reports: Sequence[Report]) -> list[tuple[str, Any]]:
     return [(REPORTS_KEY, gate_json(reports))]
 
 
-def _persisted(arg: Sequence[Any]) -> list[tuple[str, Any]]:
+def _persisted(arg: _Writes) -> list[tuple[str, Any]]:
     """A persist effect's writes: given as writes, or as reports (a redelivery)."""
     if arg and isinstance(arg[0], Report):
-        return _report_writes(arg)
-    return list(arg)
+        return _report_writes(cast(Sequence[Report], arg))
+    return list(cast(Sequence[tuple[str, Any]], arg))
 
 
-def _delivery(arg: Sequence[Any]) -> int:
+def _delivery(arg: _Writes) -> int:
     """Which delivery a persist effect records: a redelivery's reports count it."""
     reports = [r for r in arg if isinstance(r, Report)] or [
         body.report
@@ -280,30 +328,48 @@ class _Paused(Exception):
         self.hold = hold
 
 
-# what a durable check is asked, by the opaque key the task takes: the task's input is
-# streamed (``tasks``/``debug`` modes, ``astream_events``) before anyone decided on it
-_REQUESTS: dict[str, Any] = {}
+# what a durable task is asked, by the opaque key the task takes: the task's input is
+# streamed (``tasks``/``debug`` modes, ``astream_events``) before anyone decided on it.
+# Scoped to the crossing that lends it, not to the process: a context variable, which
+# LangGraph copies into the task it runs for the node (on its thread pool or as an
+# asyncio task), so another run never sees it and it is gone with the call that lent it,
+# however that call ends.
+_REQUESTS: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar(
+    "trustgate_requests", default=MappingProxyType({})
+)
+
+
+@contextlib.contextmanager
+def _lent(key: str, value: Any) -> Iterator[None]:
+    """``value`` readable by ``key`` in this context and the tasks started from it, for
+    the ``with`` block (a fresh mapping: a sibling crossing keeps its own)."""
+    token = _REQUESTS.set(MappingProxyType({**_REQUESTS.get(), key: value}))
+    try:
+        yield
+    finally:
+        _REQUESTS.reset(token)
 
 
 def _request(key: str) -> Any:
-    req = _REQUESTS.get(key)
+    req = _REQUESTS.get().get(key)
     if req is None:
         raise VerifierFailure(
             "review",
             "crashed",
-            "the verifier request is not in this process (run the "
-            "guarded graph in one process between the crossing and its check)",
+            "the verifier request is not in this run (run the guarded graph in one "
+            "process between the crossing and its check)",
         )
     return req
 
 
 def _take_request(key: str) -> Any:
-    if key not in _REQUESTS:
+    requests = _REQUESTS.get()
+    if key not in requests:
         raise RuntimeError(
-            "a guarded node's input is not in this process: run the guarded graph in one "
+            "a guarded node's input is not in this run: run the guarded graph in one "
             "process between a crossing and its review"
         )
-    return _REQUESTS[key]
+    return requests[key]
 
 
 def _checked(key: str) -> dict[str, Any]:
@@ -335,11 +401,8 @@ def _in_config(config: dict[str, Any], fn: Any) -> Any:
     """Call ``fn`` with ``config`` as the current LangChain config, as LangGraph does
     for a traced node: code that calls a model or ``get_stream_writer()`` without
     passing a config reads it from there."""
-    token = var_child_runnable_config.set(cast(RunnableConfig, config))
-    try:
+    with _compat.config_as(config):
         return fn()
-    finally:
-        var_child_runnable_config.reset(token)
 
 
 def _private(input: Any) -> Any:
@@ -570,7 +633,7 @@ class GuardedNode:
 
     def _durable_start(self, key: str) -> tuple[Any, StreamHold]:
         input = _take_request(key)
-        hold = StreamHold(dict(var_child_runnable_config.get() or {}), strict=self._strict)
+        hold = StreamHold(dict(_compat.current_config() or {}), strict=self._strict)
         box = _HOLD.get()
         if box is not None:
             box["hold"] = hold
@@ -603,14 +666,14 @@ class GuardedNode:
 
     async def _adurable_call(self, key: str) -> dict[str, Any]:
         input, hold = self._durable_start(key)
-        token = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
+        token = _compat.set_config(hold.config)
         try:
             return self._sealed(hold, await self.inner.ainvoke(input, hold.config), False)
         except BaseException as exc:
             value, raised, _hold = self._failed(hold, exc, pause=False)
             return self._sealed(hold, value, raised)
         finally:
-            var_child_runnable_config.reset(token)
+            _compat.reset_config(token)
 
     @contextlib.contextmanager
     def _task_request(self, input: Any) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -619,16 +682,15 @@ class GuardedNode:
         box: dict[str, Any] = {}
         token = _HOLD.set(box)
         key = secrets.token_hex(12)
-        _REQUESTS[key] = input
         try:
-            yield key, box
+            with _lent(key, input):
+                yield key, box
         except BaseException as exc:
             if _compat.is_interrupt(exc):
                 raise _Paused(exc, box.get("hold") or StreamHold({})) from None
             raise
         finally:
             _HOLD.reset(token)
-            _REQUESTS.pop(key, None)
 
     @staticmethod
     def _from_task(
@@ -664,7 +726,7 @@ class GuardedNode:
                 got = _unseal(await self._atask(key), config, self.name)
             return self._from_task(got, box, config)
         hold = StreamHold(config, strict=self._strict)
-        current = var_child_runnable_config.set(cast(RunnableConfig, hold.config))
+        current = _compat.set_config(hold.config)
         collecting = hold.collecting()
         try:
             if self._native_async:
@@ -679,23 +741,17 @@ class GuardedNode:
             return self._failed(hold, exc)
         finally:
             stop_collecting(collecting)
-            var_child_runnable_config.reset(current)
+            _compat.reset_config(current)
 
     def _durable_verify(self, req: Any) -> list[Finding]:
         key = secrets.token_hex(12)
-        _REQUESTS[key] = req
-        try:
+        with _lent(key, req):
             return _unpack(self._check(key).result(), self.name)
-        finally:
-            _REQUESTS.pop(key, None)
 
     async def _adurable_verify(self, req: Any) -> list[Finding]:
         key = secrets.token_hex(12)
-        _REQUESTS[key] = req
-        try:
+        with _lent(key, req):
             return _unpack(await self._acheck(key), self.name)
-        finally:
-            _REQUESTS.pop(key, None)
 
     # -- the crossing ---------------------------------------------------------------
 
@@ -896,10 +952,10 @@ class GuardedNode:
             self.name,
         )
         writes = _report_writes(reports)
-        yield ("persist", writes)
+        yield _Persist(writes)
         _hand_up(reports)
         if got["store"]:
-            yield ("store", [_compat.put_op(op) for op in got["store"]])
+            yield _Store([_compat.put_op(op) for op in got["store"]])
         self._record(config, writes)
         value = got["value"]
         if got["raised"]:
@@ -943,11 +999,11 @@ class GuardedNode:
         It yields what needs I/O (the node call, the gates' chain, checkpoint and store
         writes) as :data:`_Effect` values; :meth:`run` and :meth:`arun` carry them
         out, so the sync and async paths cannot drift apart. A pause of the node comes
-        back in as ``_Paused`` thrown at the ``call`` effect, a halt of a guarded graph
+        back in as ``_Paused`` thrown at the ``_Call`` effect, a halt of a guarded graph
         inside it as ``GateHalted``; ``record`` collects the reports of guarded nodes
         inside this one, kept with this node's own."""
         if _may_run_again(config):
-            prior = yield ("prior", None)
+            prior = yield _Prior()
             sealed, delivered = prior if prior is not None else (None, {})
             earlier = None
             if sealed is not None:
@@ -969,36 +1025,36 @@ class GuardedNode:
         attempt, current = 1, _private(input)
         while True:
             try:
-                value, raised, hold = yield ("call", current)
+                value, raised, hold = yield _Call(current)
             except GateHalted:
                 # a guarded graph inside this node halted: its crossings stay on record
                 everything = [*record, *reports]
-                yield ("keep_aside", everything)
+                yield _KeepAside(everything)
                 _hand_up(everything)
                 raise
             except _Paused as paused:
                 pause_out = self._paused(paused, input)
                 pause_ctx = self._pause_ctx(input, config, attempt)
-                chain = yield ("chain", (pause_out, pause_ctx, False))
+                chain = yield _Chain(pause_out, pause_ctx, False)
                 reports.extend(chain.reports)
                 if chain.last.route == "release" and _unchanged(chain):
                     # what the node wrote before it paused is written, as LangGraph
                     # would have, and the pause surfaces
-                    yield ("keep_checkpoints", paused.hold)
-                    yield ("store", pause_out.store_writes)
+                    yield _KeepCheckpoints(paused.hold)
+                    yield _Store(pause_out.store_writes)
                     if paused.hold.sent:
                         _compat.send(config, paused.hold.sent)
                     paused.hold.close()
                     raise paused.exc from None
                 everything = [*record, *reports]
-                yield ("keep_aside", everything)
+                yield _KeepAside(everything)
                 _hand_up(everything)
                 raise self._halt_paused(paused, chain, reports, config) from None
             if attempt > 1:
                 # the attempt's input quotes the gate's feedback: no stream may show it
                 hold.feedback = Feedback(tuple(issues), GATE_MESSAGE_PREFIX, tuple(carry))
             output = self._output(value, input, raised, hold, record)
-            chain = yield ("chain", (output, self._context(input, config, attempt), True))
+            chain = yield _Chain(output, self._context(input, config, attempt), True)
             reports.extend(chain.reports)
             decision = chain.last.rerender
             if chain.last.route != "rerender" or decision is None:
@@ -1007,16 +1063,15 @@ class GuardedNode:
                 _hand_up(everything)
                 writes = _report_writes(everything)  # sealed once, written everywhere
                 if chain.last.route != "release":
-                    yield ("keep_aside", writes)
+                    yield _KeepAside(writes)
                 else:
                     # recorded before released: the report is durable before anything
                     # (a successor, a stream consumer) can act on the release
                     try:
-                        yield (
-                            "persist",
+                        yield _Persist(
                             self._release_record(
                                 config, chain.last.output, writes, carry, key, raised
-                            ),
+                            )
                         )
                     except Exception as exc:
                         hold.close()
@@ -1039,10 +1094,10 @@ class GuardedNode:
                     and (self._nested_passes and attempt == 1)
                 ):
                     # a later attempt's subgraph state holds the gate's feedback
-                    yield ("keep_checkpoints", hold)
+                    yield _KeepCheckpoints(hold)
                 if chain.last.route == "release" and released is not None:
-                    yield ("store", released.store_writes)
-                    yield ("release", (hold, self._release_how(released, carry)))
+                    yield _Store(released.store_writes)
+                    yield _Release(hold, self._release_how(released, carry))
                 return self._finish(config, chain, everything, hold, carry, key, raised, writes)
             hold.close()
             if decision.carry:
@@ -1058,28 +1113,27 @@ class GuardedNode:
         try:
             effect = next(loop)
             while True:
-                kind, arg = effect
                 try:
-                    if kind == "call":
+                    if isinstance(effect, _Call):
                         token = _RECORD.set(record)
                         try:
-                            result: Any = self._call(arg, config)
+                            result: Any = self._call(effect.input, config)
                         finally:
                             _RECORD.reset(token)
-                    elif kind == "chain":
-                        output, ctx, durable = arg
-                        check = self._durable_verify if durable and self._check else None
-                        result = drive(run_chain(self.gates, output, ctx), check)
-                    elif kind == "keep_checkpoints":
-                        result = arg.keep_checkpoints()
-                    elif kind == "release":
-                        held, how = arg
-                        result = held.release(**how)
-                    elif kind == "prior":
-                        result = _compat.prior_release(config, RELEASE_CHANNEL)
-                    elif kind == "keep_aside":
+                    elif isinstance(effect, _Chain):
+                        check = self._durable_verify if effect.durable and self._check else None
+                        result = drive(run_chain(self.gates, effect.output, effect.context), check)
+                    elif isinstance(effect, _KeepCheckpoints):
                         result = None
-                        writes = _persisted(arg)
+                        effect.hold.keep_checkpoints()
+                    elif isinstance(effect, _Release):
+                        result = None
+                        effect.hold.release(**effect.how)
+                    elif isinstance(effect, _Prior):
+                        result = _compat.prior_release(config, RELEASE_CHANNEL)
+                    elif isinstance(effect, _KeepAside):
+                        result = None
+                        writes = _persisted(effect.writes)
                         _compat.keep_aside(config, writes)
                         if self.log is not None:
                             try:  # a halt is recorded in the log before it is raised
@@ -1087,21 +1141,23 @@ class GuardedNode:
                             except Exception as failed:
                                 effect = loop.throw(failed)
                                 continue
-                    elif kind == "persist":
+                    elif isinstance(effect, _Persist):
                         try:
-                            writes = _persisted(arg)
-                            result = _compat.persist_beside(config, writes, _delivery(arg))
+                            writes = _persisted(effect.writes)
+                            result = _compat.persist_beside(
+                                config, writes, _delivery(effect.writes)
+                            )
                             if self.log is not None:  # logged before anything is released
                                 self.log.record(reports_in(writes), config)
                         except Exception as failed:
                             effect = loop.throw(failed)
                             continue
                     else:  # store
-                        result = _compat.put_to_store(config, arg) if arg else None
+                        result = _compat.put_to_store(config, effect.ops) if effect.ops else None
                 except _Paused as paused:
                     effect = loop.throw(paused)
                 except GateHalted as halted:
-                    if kind != "call":
+                    if not isinstance(effect, _Call):
                         raise
                     effect = loop.throw(halted)
                 else:
@@ -1115,28 +1171,28 @@ class GuardedNode:
         try:
             effect = next(loop)
             while True:
-                kind, arg = effect
                 try:
-                    if kind == "call":
+                    if isinstance(effect, _Call):
                         token = _RECORD.set(record)
                         try:
-                            result: Any = await self._acall(arg, config)
+                            result: Any = await self._acall(effect.input, config)
                         finally:
                             _RECORD.reset(token)
-                    elif kind == "chain":
-                        output, ctx, durable = arg
-                        check = self._adurable_verify if durable and self._acheck else None
-                        result = await adrive(run_chain(self.gates, output, ctx), check)
-                    elif kind == "keep_checkpoints":
-                        result = await arg.akeep_checkpoints()
-                    elif kind == "release":
-                        held, how = arg
-                        result = await held.arelease(**how)
-                    elif kind == "prior":
-                        result = await _compat.aprior_release(config, RELEASE_CHANNEL)
-                    elif kind == "keep_aside":
+                    elif isinstance(effect, _Chain):
+                        check = self._adurable_verify if effect.durable and self._acheck else None
+                        chain = run_chain(self.gates, effect.output, effect.context)
+                        result = await adrive(chain, check)
+                    elif isinstance(effect, _KeepCheckpoints):
                         result = None
-                        writes = _persisted(arg)
+                        await effect.hold.akeep_checkpoints()
+                    elif isinstance(effect, _Release):
+                        result = None
+                        await effect.hold.arelease(**effect.how)
+                    elif isinstance(effect, _Prior):
+                        result = await _compat.aprior_release(config, RELEASE_CHANNEL)
+                    elif isinstance(effect, _KeepAside):
+                        result = None
+                        writes = _persisted(effect.writes)
                         await _compat.akeep_aside(config, writes)
                         if self.log is not None:
                             try:  # a halt is recorded in the log before it is raised
@@ -1144,10 +1200,12 @@ class GuardedNode:
                             except Exception as failed:
                                 effect = loop.throw(failed)
                                 continue
-                    elif kind == "persist":
+                    elif isinstance(effect, _Persist):
                         try:
-                            writes = _persisted(arg)
-                            result = await _compat.apersist_beside(config, writes, _delivery(arg))
+                            writes = _persisted(effect.writes)
+                            result = await _compat.apersist_beside(
+                                config, writes, _delivery(effect.writes)
+                            )
                             if self.log is not None:  # logged before anything is released
                                 await self.log.arecord(reports_in(writes), config)
                         except Exception as failed:
@@ -1155,11 +1213,12 @@ class GuardedNode:
                             continue
                     else:  # store: an async store is written from the loop, not its bridge
                         store = getattr(_compat.runtime(config), "store", None)
-                        result = await store.abatch(list(arg)) if arg and store else None
+                        ops = effect.ops
+                        result = await store.abatch(list(ops)) if ops and store else None
                 except _Paused as paused:
                     effect = loop.throw(paused)
                 except GateHalted as halted:
-                    if kind != "call":
+                    if not isinstance(effect, _Call):
                         raise
                     effect = loop.throw(halted)
                 else:

@@ -496,12 +496,10 @@ class StreamHold:
         return held
 
     def _writer(self, real: Callable[[Any], None]) -> Callable[[Any], None]:
-        from langchain_core.runnables.config import var_child_runnable_config
-
         def write(payload: Any) -> None:
             self.custom.append(payload)
             sink = _Sink(self, real, "custom")
-            self.events.append(_Event(sink, "custom", payload, var_child_runnable_config.get()))
+            self.events.append(_Event(sink, "custom", payload, _compat.current_config()))
 
         return write
 
@@ -705,15 +703,13 @@ class StreamHold:
 
     @staticmethod
     def _deliver(ev: _Event) -> None:
-        from langchain_core.runnables.config import var_child_runnable_config
-
         if ev.how == "custom":
-            token = var_child_runnable_config.set(ev.cfg) if ev.cfg is not None else None
+            token = _compat.set_config(ev.cfg) if ev.cfg is not None else None
             try:
                 ev.sink.real(ev.item)
             finally:
                 if token is not None:
-                    var_child_runnable_config.reset(token)
+                    _compat.reset_config(token)
         elif ev.how == "call":
             ev.sink.real(ev.item)
         elif ev.how == "event":

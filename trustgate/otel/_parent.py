@@ -13,7 +13,6 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.runnables.config import var_child_runnable_config
 from opentelemetry import context as otel_context
 from opentelemetry import trace as otel_trace
 from opentelemetry.trace import Span
@@ -30,8 +29,9 @@ def run_config(config: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     """``config``, else the ``RunnableConfig`` LangChain keeps for the running node."""
     if config is not None:
         return config
-    found = var_child_runnable_config.get()
-    return found if isinstance(found, Mapping) else None
+    from trustgate.graph import _compat  # here: the graph package imports this one
+
+    return _compat.current_config()
 
 
 def _handler_span(handler: Any, run_id: Any) -> Span | None:

@@ -342,16 +342,13 @@ def outside_run() -> Iterator[None]:
     the graph's token stream or its callbacks (a reply quotes the sentences judged).
 
     Only when LangChain is loaded: without it there is no run to leave."""
-    mod = sys.modules.get("langchain_core.runnables.config")
-    var = getattr(mod, "var_child_runnable_config", None)
-    if var is None:
+    if "langchain_core.runnables.config" not in sys.modules:
         yield
         return
-    token = var.set(None)
-    try:
+    from trustgate.graph import _compat  # here: only a judged run needs LangGraph's side
+
+    with _compat.config_as(None):
         yield
-    finally:
-        var.reset(token)
 
 
 class ModelJudge:
