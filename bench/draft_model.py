@@ -34,8 +34,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from trustgate.evidence.record import Record  # noqa: E402
-from trustgate.verifiers.drafts import _grammar as _claims  # noqa: E402
-from trustgate.verifiers.drafts import _triggers  # noqa: E402
+from trustgate.verifiers.drafts import _grammar, _triggers  # noqa: E402
 from trustgate.verifiers.drafts._text import read  # noqa: E402
 from trustgate.verifiers.drafts.verify import verify_draft  # noqa: E402
 
@@ -50,8 +49,8 @@ def load(name: str) -> list[dict[str, str]]:
 
 def features(text: str) -> dict[str, int]:
     """Masked words and word pairs, trigger keys, causative verb forms."""
-    lex = _claims.lexicon()
-    toks = [t for t in read(text).tokens if t != _claims.MASK]
+    lex = _grammar.lexicon()
+    toks = [t for t in read(text).tokens if t != _grammar.MASK]
     out = {f"w:{t}": 1 for t in toks}
     out.update({f"b:{a} {b}": 1 for a, b in itertools.pairwise(toks)})
     form = _triggers.scan_form(text) or text.lower()

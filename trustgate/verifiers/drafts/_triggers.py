@@ -49,7 +49,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from trustgate.verifiers.drafts import _grammar as _claims
+from trustgate.verifiers.drafts import _grammar
 from trustgate.verifiers.drafts._grammar import spelling as _spelling
 from trustgate.verifiers.drafts._grammar import words as _words
 from trustgate.verifiers.drafts._text import fold
@@ -322,7 +322,7 @@ def _build(alone: set[str], context: dict[str, list[str]], first: set[str]) -> S
 
 @functools.cache
 def hedge() -> Side:
-    lex = _claims.lexicon()
+    lex = _grammar.lexicon()
     alone = set(lex.words.get("belief", ())) | {"may", "should"}
     context: dict[str, list[str]] = {}
     for v in lex.phrases["hedge"].values():
@@ -336,7 +336,7 @@ def hedge() -> Side:
 
 @functools.cache
 def causal() -> Side:
-    lex = _claims.lexicon()
+    lex = _grammar.lexicon()
     alone: set[str] = set(lex.words.get("outcome", ())) | set(lex.words.get("predicate", ()))
     # the noun "cause" is read wherever a noun phrase holds it ("was not the root cause")
     alone |= _words.CAUSE_NOUN

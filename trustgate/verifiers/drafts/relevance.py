@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import re
 
-from trustgate.verifiers.drafts import _grammar as _claims
-from trustgate.verifiers.drafts import _lists
+from trustgate.verifiers.drafts import _grammar, _lists
 from trustgate.verifiers.drafts._text import fold
 from trustgate.verifiers.drafts.rules import DraftSentence, SentenceRule
 
@@ -68,7 +67,7 @@ class CitationRelevanceRule(SentenceRule):
     def check(self, sentence: DraftSentence) -> str | None:
         if not sentence.cited:
             return None
-        reading = _claims.analyse_cached(sentence.plain)
+        reading = _grammar.analyse_cached(sentence.plain)
         if reading.causal is None:
             return None
         terms = content_terms(sentence.plain)

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from trustgate.errors import ConfigurationError
 from trustgate.evidence.record import Record
-from trustgate.verifiers.drafts import _grammar as _claims
+from trustgate.verifiers.drafts import _grammar
 
 __all__ = [
     "DEFAULT_RULES",
@@ -303,14 +303,14 @@ class _ConstructionRule(SentenceRule):
     def positions(self, document: str) -> list[int] | None:
         if self._pattern is not None:
             return self._pattern.positions(document)
-        return _claims.document_positions(document)
+        return _grammar.document_positions(document)
 
     def check(self, sentence: DraftSentence) -> str | None:
         if self._pattern is not None:
             return self._pattern.check(sentence)
         if sentence.cited and not self.deletes_cited:
             return None
-        why = _claims.side(sentence.plain, self._side)
+        why = _grammar.side(sentence.plain, self._side)
         return None if why is None else self.reason.format(match=why)
 
 
