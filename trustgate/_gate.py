@@ -42,7 +42,7 @@ from langgraph.errors import GraphBubbleUp
 from pydantic_core import to_jsonable_python
 from typing_extensions import TypeVar
 
-from trustgate import _budget, _executor, otel
+from trustgate import _budget, _compat, _executor, otel
 from trustgate._apply import CannotApply, SegmentIndex, apply_rewrite, get_path, text_at
 from trustgate._findings import Finding
 from trustgate._output import NodeOutput, Part
@@ -108,10 +108,7 @@ class _Verify:
 
 def _leave_run() -> None:
     """Clear LangChain's running config in the current context (a copied one: the
-    change does not outlast it). Imported here, not at the top: the graph package
-    imports this module."""
-    from trustgate.graph import _compat
-
+    change does not outlast it)."""
     _compat.set_config(None)
 
 

@@ -33,6 +33,8 @@ from langchain_core.messages import (
 )
 from pydantic import BaseModel
 
+from trustgate import _compat
+
 __all__ = ["Facets", "MessageItem", "NodeOutput", "Write", "facets", "is_message_like"]
 
 logger = logging.getLogger(__name__)
@@ -573,16 +575,12 @@ class NodeOutput:
                         out._add(k, v, (i, "d", k), message_keys)
                 elif isinstance(item, BaseModel) or dataclasses.is_dataclass(item):
                     # LangGraph's _get_updates reads a state object in the list as writes
-                    from trustgate.graph import _compat
-
                     for k, v in _compat.update_as_tuples(item, keys):
                         out._add(k, v, (i, "a", k), message_keys)
                 elif item is not None:
                     out.unreadable.append(f"an item of type {type(item).__name__} in the list")
         elif isinstance(value, BaseModel) or dataclasses.is_dataclass(value):
             out.kind = "state"
-            from trustgate.graph import _compat
-
             for k, v in _compat.update_as_tuples(value, keys):
                 out._add(k, v, ("a", k), message_keys)
         else:
@@ -592,8 +590,6 @@ class NodeOutput:
 
     def _command(self, cmd: Any, prefix: tuple[Any, ...], message_keys: frozenset[str]) -> None:
         from langgraph.types import Send
-
-        from trustgate.graph import _compat
 
         update = cmd.update
         if isinstance(update, dict):
@@ -1107,8 +1103,6 @@ class NodeOutput:
         by_loc = {w.loc: i for i, w in enumerate(self.writes)}
 
         def command(cmd: Any, prefix: tuple[Any, ...]) -> Any:
-            from trustgate.graph import _compat
-
             update = cmd.update
             if isinstance(update, dict):
                 new_update: Any = {

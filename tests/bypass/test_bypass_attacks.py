@@ -1749,7 +1749,7 @@ def test_users_own_token_handler_gets_an_honest_answer_whole_and_in_order() -> N
     from langchain_core.callbacks import BaseCallbackHandler
     from langchain_core.tracers.base import BaseTracer
 
-    from trustgate.graph import _compat
+    from trustgate import _compat
     from trustgate.testing import honest_model
 
     class TokensToUI(BaseCallbackHandler):

@@ -45,7 +45,7 @@ def test_a_halt_is_an_outcome_not_a_usage_error() -> None:
 def test_a_halt_inside_a_graph_is_both_a_halt_and_a_bubble() -> None:
     from langgraph.errors import GraphBubbleUp
 
-    from trustgate.graph import _compat
+    from trustgate import _compat
     from trustgate.graph._node import HaltedInGraph
 
     cls = _compat.halted_in_graph()

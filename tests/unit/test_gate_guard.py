@@ -26,9 +26,9 @@ from langgraph.types import Command, Send
 from typing_extensions import TypedDict
 
 from trustgate import Cut, Finding, Report, TrustGate, reports
+from trustgate._compat import check_builder
 from trustgate.errors import ConfigurationError, GateHalted, LangGraphCompatibilityError
 from trustgate.graph import TrustReports, guard, guarded_nodes
-from trustgate.graph._compat import check_builder
 from trustgate.policies import OVERRIDE_NOTE, Halt, Override
 from trustgate.testing import lying_model
 from trustgate.verifiers.base import Evidence, FunctionVerifier

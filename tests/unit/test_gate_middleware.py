@@ -223,8 +223,8 @@ def test_a_langchain_that_hides_inner_commands_is_refused(
 ) -> None:
     """Model gates that could not see what inner ``wrap_model_call`` middleware writes
     beside the response are refused when the middleware is built, not half-wired."""
+    from trustgate import _compat
     from trustgate.errors import LangGraphCompatibilityError
-    from trustgate.graph import _compat
 
     gate = TrustGate(
         "answer",

@@ -154,6 +154,8 @@ def test_everything_a_renderer_links_is_found(draft: str) -> None:
     """Whatever CommonMark renders as an href or src is among the URLs trustgate read."""
     found = {link.url for link in links(draft)}
     for href in _rendered_hrefs(draft):
+        if not href:
+            continue  # ``<a href="">`` names no destination: there is nothing to check
         assert href in found, (draft, href, found)
 
 

@@ -1,4 +1,4 @@
-"""LangGraph's and LangChain's internals are reached through ``trustgate/graph/_compat.py``
+"""LangGraph's and LangChain's internals are reached through ``trustgate/_compat.py``
 only: a new LangGraph minor then breaks in one module, and ``_compat.check()`` (run by
 ``guard()``) names what broke before a run starts. Any other module of the package that
 imports a private LangGraph/LangChain module, the config context variable LangChain
@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 import trustgate
+from trustgate import _compat
 from trustgate.errors import LangGraphCompatibilityError
-from trustgate.graph import _compat
 
 PACKAGE = Path(trustgate.__file__).parent
-COMPAT = PACKAGE / "graph" / "_compat.py"
+COMPAT = PACKAGE / "_compat.py"
 
 # names private to LangGraph / LangChain that trustgate relies on (see _compat)
 PRIVATE_NAMES = frozenset(

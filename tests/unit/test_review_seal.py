@@ -26,9 +26,8 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 import trustgate
-from trustgate import Finding, TrustGate
+from trustgate import Finding, TrustGate, _compat
 from trustgate.errors import ConfigurationError, TrustgateError
-from trustgate.graph import _compat
 from trustgate.graph._node import _seal, _unseal
 from trustgate.policies import Review
 from trustgate.readers import LastAIText

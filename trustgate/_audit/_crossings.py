@@ -30,6 +30,7 @@ from typing import Any
 
 from langgraph.constants import END, START
 
+from trustgate import _compat
 from trustgate._audit._discovery import (
     _find,
     _find_routing,
@@ -46,7 +47,6 @@ from trustgate._audit._results import (
     PathKind,
     Status,
 )
-from trustgate.graph import _compat
 
 __all__: list[str] = []
 
@@ -253,7 +253,7 @@ def _routes(builder: Any, node: str) -> list[_Route]:
 
 
 def _check(builder: Any) -> None:
-    from trustgate.graph._compat import check_builder
+    from trustgate._compat import check_builder
 
     check_builder(builder)
 

@@ -20,9 +20,9 @@ from typing import Any, TypeAlias
 
 from langchain_core.language_models import BaseLanguageModel
 
+from trustgate import _compat
 from trustgate._audit._results import AuditedCrossing
 from trustgate.errors import ConfigurationError, LangGraphCompatibilityError, TrustgateError
-from trustgate.graph import _compat
 
 __all__ = ["HANDOFF_METADATA_KEY"]
 

@@ -20,7 +20,7 @@ The patches touch LangChain's public model and tool entry points (``generate``,
 checked when installed). What is not public (the helper ``init_chat_model`` builds
 providers through, the keyword a structured-output request arrives in, the run
 metadata naming a node) is reached through named functions of
-:mod:`trustgate.graph._compat`.
+:mod:`trustgate._compat`.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult, LLMResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
+from trustgate import _compat
 from trustgate.errors import GateHalted, LangGraphCompatibilityError, TrustgateError
-from trustgate.graph import _compat
 
 logger = logging.getLogger(__name__)
 
@@ -437,7 +437,7 @@ class _Run:
         from langgraph.graph.state import CompiledStateGraph
 
         from trustgate._audit._discovery import _builder_of
-        from trustgate.graph._compat import copy_builder
+        from trustgate._compat import copy_builder
 
         graph = plan.graph
         # the user's serializer, when there is one, knows the graph's own state types

@@ -41,10 +41,10 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
+from trustgate import _compat
 from trustgate import _report_seal as report_seal
 from trustgate._report import REPORTS_KEY
 from trustgate.errors import ConfigurationError
-from trustgate.graph import _compat
 from trustgate.persistence._log import ReportHistory, report_id
 
 __all__ = ["GateLog", "ReportLogArg", "gate_log", "reports_in", "shared_log"]

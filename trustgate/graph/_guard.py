@@ -18,10 +18,10 @@ from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
 
+from trustgate import _compat
 from trustgate._gate import TrustGate
 from trustgate._report import REPORTS_KEY, ReportLog, TrustReports
 from trustgate.errors import ConfigurationError, GateHalted
-from trustgate.graph import _compat
 from trustgate.graph._gatelog import ReportLogArg, gate_log
 from trustgate.graph._node import GuardedNode, runnable
 from trustgate.graph._provenance import Provenance

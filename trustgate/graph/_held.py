@@ -53,7 +53,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from trustgate.graph import _compat
+from trustgate import _compat
 
 __all__ = ["HeldSaver", "HeldStore"]
 

@@ -29,7 +29,7 @@ several, never saw ``structured_response``, ran after the step was checkpointed 
 streamed, and was skipped by a jump. Around the model call the gate sees the whole
 ``ModelResponse`` before anything is written: every message in ``result``,
 ``structured_response``, and the commands of ``wrap_model_call`` middleware listed
-after it (read from the composition, :func:`~trustgate.graph._compat.model_call_commands`).
+after it (read from the composition, :func:`~trustgate._compat.model_call_commands`).
 They are one :class:`~trustgate._output.NodeOutput`; every part is verified, declared
 (``passthrough=``) or held, and a held part halts. A rewrite is applied to the
 response the hook returns, so what the model node writes is what the gates released.
@@ -74,11 +74,11 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
 
+from trustgate import _compat
 from trustgate._gate import ChainResult, Context, GateResult, TrustGate, adrive, drive, run_chain
 from trustgate._output import NodeOutput, without_tool_calls
 from trustgate._report import REPORTS_KEY, Report, ReportLog, for_stream, gate_json
 from trustgate.errors import ConfigurationError, GateHalted
-from trustgate.graph import _compat
 from trustgate.graph._node import HaltedInGraph, withhold
 from trustgate.graph._streams import StreamHold
 from trustgate.readers import covered

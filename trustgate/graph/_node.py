@@ -30,6 +30,7 @@ from typing import Any, cast
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
+from trustgate import _compat
 from trustgate._findings import Finding
 from trustgate._gate import (
     ChainResult,
@@ -45,7 +46,6 @@ from trustgate._gate import (
 from trustgate._output import NodeOutput
 from trustgate._report import REPORTS_KEY, GateBody, Report, for_stream, gate_json
 from trustgate.errors import ConfigurationError, GateHalted, ReviewSealError
-from trustgate.graph import _compat
 from trustgate.graph._gatelog import GateLog, reports_in
 from trustgate.graph._isolate import CannotIsolate, isolate
 from trustgate.graph._streams import Feedback, StreamHold, stop_collecting

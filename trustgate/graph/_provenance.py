@@ -25,7 +25,7 @@ import textwrap
 import types
 from typing import Any
 
-from trustgate.graph import _compat
+from trustgate import _compat
 
 __all__ = ["Provenance"]
 

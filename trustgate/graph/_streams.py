@@ -30,7 +30,7 @@ Three things narrow a passing release further:
 * **User callback handlers.** A user's own handler (sync or async, any hook that
   receives model or node output) is held like the graph's own streams, and replayed
   in order through LangChain's own dispatch on release (subject to the above).
-  Tracers and telemetry handlers stay live (:func:`~trustgate.graph._compat.is_telemetry`).
+  Tracers and telemetry handlers stay live (:func:`~trustgate._compat.is_telemetry`).
 
 The other ways out of a running node are held in the same config: the checkpoints a
 subgraph inside it writes and its store writes (:mod:`trustgate.graph._held`), the
@@ -52,7 +52,7 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage
 
-from trustgate.graph import _compat
+from trustgate import _compat
 from trustgate.graph._held import HeldSaver, HeldStore
 
 __all__ = ["Feedback", "StreamHold"]

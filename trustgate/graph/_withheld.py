@@ -107,7 +107,7 @@ def _exempt(exc: BaseException) -> bool:
 
 def _signal(exc: BaseException) -> bool:
     """Control flow in the chain is left untouched (its values are LangGraph's)."""
-    from trustgate.graph import _compat
+    from trustgate import _compat
 
     return _compat.is_control_flow(exc) or _compat.is_parent_command(exc)
 

@@ -17,6 +17,8 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace as otel_trace
 from opentelemetry.trace import Span
 
+from trustgate import _compat
+
 __all__ = ["SpanLink", "explicit_context", "parent_context", "run_config", "span_link"]
 
 logger = logging.getLogger(__name__)
@@ -29,8 +31,6 @@ def run_config(config: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     """``config``, else the ``RunnableConfig`` LangChain keeps for the running node."""
     if config is not None:
         return config
-    from trustgate.graph import _compat  # here: the graph package imports this one
-
     return _compat.current_config()
 
 

@@ -345,7 +345,7 @@ def outside_run() -> Iterator[None]:
     if "langchain_core.runnables.config" not in sys.modules:
         yield
         return
-    from trustgate.graph import _compat  # here: only a judged run needs LangGraph's side
+    from trustgate import _compat  # here: only a judged run needs LangGraph's side
 
     with _compat.config_as(None):
         yield
